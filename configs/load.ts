@@ -1,0 +1,44 @@
+// Reading run configs: a YAML file plus dotted `key=value` overrides, validated by the schema.
+import { readFileSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
+import { parseRunConfig, type ConfigIssue, type ParseResult } from './schema.js';
+
+/** Sets `a.b.c=value` on a plain object; the value is read as YAML (numbers, booleans, lists). */
+export function applyOverride(target: Record<string, unknown>, override: string): ConfigIssue | null {
+  const eq = override.indexOf('=');
+  if (eq <= 0) return { path: override, message: 'override must look like key.path=value' };
+  const keys = override.slice(0, eq).split('.');
+  const value = parseYaml(override.slice(eq + 1));
+  let node: Record<string, unknown> = target;
+  for (const key of keys.slice(0, -1)) {
+    const next = node[key];
+    if (next === undefined || next === null) node[key] = {};
+    else if (typeof next !== 'object' || Array.isArray(next)) {
+      return { path: keys.join('.'), message: `cannot set a key inside ${key}, which is not a mapping` };
+    }
+    node = node[key] as Record<string, unknown>;
+  }
+  node[keys[keys.length - 1]] = value;
+  return null;
+}
+
+/** Loads FILE, applies the overrides in order and validates; every problem is reported with its path. */
+export function loadRunConfig(file: string, overrides: string[] = []): ParseResult {
+  let raw: unknown;
+  try {
+    raw = parseYaml(readFileSync(file, 'utf8')) ?? {};
+  } catch (err) {
+    return { ok: false, issues: [{ path: file, message: (err as Error).message }] };
+  }
+  if (typeof raw !== 'object' || Array.isArray(raw)) {
+    return { ok: false, issues: [{ path: '(root)', message: 'a config file must hold a mapping' }] };
+  }
+  const overrideIssues = overrides
+    .map((o) => applyOverride(raw as Record<string, unknown>, o))
+    .filter((i): i is ConfigIssue => i !== null);
+  const parsed = parseRunConfig(raw);
+  if (overrideIssues.length > 0) {
+    return { ok: false, issues: [...overrideIssues, ...(parsed.ok ? [] : parsed.issues)] };
+  }
+  return parsed;
+}

@@ -1,0 +1,230 @@
+// The run config: the single source of truth for what a Tandem run accepts.
+// Keys follow the PettingLLMs Hydra configs (specialization, lora_*, env.*, base_models.*,
+// agent_policy_configs.*, multi_agent_interaction.*, training.*); Tandem's own keys are
+// algorithm, alpha, data_dir, placement, rollout and update. Every object is strict, so a
+// misspelt key is an error with its path rather than a silently ignored setting.
+//
+// This module is pure (no I/O): workflows import it to validate their input.
+import { z } from 'zod';
+
+export interface ConfigIssue {
+  path: string;
+  message: string;
+}
+
+const samplingSchema = z
+  .strictObject({
+    temperature: z.number().min(0).default(1.0),
+    top_p: z.number().gt(0).max(1).default(1.0),
+    top_k: z.number().int().min(-1).default(-1),
+    min_p: z.number().min(0).max(1).default(0),
+    enable_thinking: z.boolean().default(false),
+  })
+  .prefault({});
+
+const agentSchema = z.strictObject({
+  name: z.string().min(1),
+  policy_name: z.string().min(1),
+  train_llm_config: samplingSchema,
+  val_llm_config: samplingSchema,
+});
+
+const baseModelSchema = z.strictObject({
+  path: z.string().min(1),
+  name: z.string().min(1),
+});
+
+const envSchema = z
+  .strictObject({
+    name: z.enum(['plan_path']),
+    benchmark: z.string().optional(),
+    max_turns: z.number().int().min(1).default(4),
+    map_size: z.number().int().min(3).max(32).default(5),
+    // Tandem: fraction of blocked cells (the reference generates ~22%).
+    blocked_ratio: z.number().min(0).max(0.6).default(0.22),
+    // Tandem: wall-clock limit for running a tool agent's code.
+    code_timeout_s: z.number().positive().default(5),
+  });
+
+const trainingSchema = z
+  .strictObject({
+    total_training_steps: z.number().int().min(1).default(200),
+    train_batch_size: z.number().int().min(1).default(32),
+    train_sample_num: z.number().int().min(1).default(4),
+    validate_sample_num: z.number().int().min(1).default(1),
+    val_freq: z.number().int().min(0).default(10),
+    max_prompt_length: z.number().int().min(16).default(2048),
+    max_response_length: z.number().int().min(1).default(256),
+    lora_rank: z.number().int().min(0).optional(),
+    lora_alpha: z.number().min(0).optional(),
+    model_checkpoints_dir: z.string().optional(),
+    // Tandem: first problem seed of the training range (validation/test ranges are disjoint).
+    seed: z.number().int().min(0).default(0),
+  })
+  .prefault({});
+
+const placementSchema = z.strictObject({
+  // Task queue of the policy worker that hosts this policy.
+  task_queue: z.string().min(1).default('tandem-policy-0'),
+  // Device that worker must run on; checked by the worker before it serves the policy.
+  device: z.string().regex(/^(cpu|cuda(:\d+)?)$/, 'expected cpu, cuda or cuda:N').default('cpu'),
+});
+
+export const runConfigSchema = z
+  .strictObject({
+    specialization: z.enum(['prompt', 'lora', 'full']).default('prompt'),
+    lora_rank: z.number().int().min(0).default(0),
+    lora_alpha: z.number().min(0).default(0),
+    resource: z
+      .strictObject({
+        nnodes: z.number().int().min(1).default(1),
+        n_gpus_per_node: z.number().int().min(0).default(0),
+      })
+      .prefault({}),
+    env: envSchema,
+    base_models: z.record(z.string(), baseModelSchema),
+    agent_policy_configs: z.strictObject({
+      num_agents: z.number().int().min(1).optional(),
+      policy_list: z.array(z.string()).optional(),
+      agent_configs: z.record(z.string(), agentSchema),
+    }),
+    multi_agent_interaction: z.strictObject({
+      turn_order: z.array(z.string().min(1)).min(1),
+      num_interacting_agents: z.number().int().min(1).optional(),
+    }),
+    training: trainingSchema,
+
+    // ---- Tandem's own keys ----
+    // at_grpo: groups per (problem, turn, agent); grpo: plain GRPO groups per problem.
+    algorithm: z.enum(['at_grpo', 'grpo']).default('at_grpo'),
+    // Mixed reward: reward = local + alpha * global.
+    alpha: z.number().min(0).default(1.0),
+    // Where runs keep checkpoints (relative paths resolve against the project root).
+    data_dir: z.string().default('.data'),
+    // Policy name -> which policy worker (task queue) and device serve it.
+    placement: z.record(z.string(), placementSchema).default({}),
+    rollout: z
+      .strictObject({
+        // Episode child workflows in flight at once.
+        episode_window: z.number().int().min(1).max(1000).default(4),
+        // Continue from the best candidate (true) or from candidate 0 (false).
+        if_greedy: z.boolean().default(true),
+      })
+      .prefault({}),
+    update: z
+      .strictObject({
+        lr: z.number().positive().default(5e-6),
+        clip_low: z.number().min(0).default(0.2),
+        clip_high: z.number().min(0).default(0.2),
+        max_grad_norm: z.number().positive().default(1.0),
+        micro_batch_size: z.number().int().min(1).default(8),
+        // Advantage = (r - mean) / (std + eps) ("std") or r - mean ("none").
+        norm_adv_by_std: z.boolean().default(true),
+      })
+      .prefault({}),
+  })
+  ;
+
+/**
+ * Cross-references the schema cannot express: agents name known policies, turn_order names
+ * known agents, placement names known policies. Runs on the raw input too, so a config with
+ * type errors still gets these reported in the same pass.
+ */
+function crossReferenceIssues(raw: unknown): ConfigIssue[] {
+  const cfg = (raw ?? {}) as Record<string, any>;
+  const issues: ConfigIssue[] = [];
+  const models = isMapping(cfg.base_models) ? Object.values(cfg.base_models) : [];
+  const policyNames = new Set(models.map((m: any) => m?.name).filter(Boolean));
+  const agents = isMapping(cfg.agent_policy_configs?.agent_configs) ? cfg.agent_policy_configs.agent_configs : {};
+  const agentNames = new Set<string>();
+  for (const [key, agent] of Object.entries<any>(agents)) {
+    if (agent?.name) agentNames.add(agent.name);
+    if (typeof agent?.policy_name === 'string' && !policyNames.has(agent.policy_name)) {
+      issues.push({
+        path: `agent_policy_configs.agent_configs.${key}.policy_name`,
+        message: `unknown policy "${agent.policy_name}"; base_models names: ${[...policyNames].join(', ') || '(none)'}`,
+      });
+    }
+  }
+  const order = cfg.multi_agent_interaction?.turn_order;
+  if (Array.isArray(order)) {
+    order.forEach((name, i) => {
+      if (typeof name === 'string' && !agentNames.has(name)) {
+        issues.push({
+          path: `multi_agent_interaction.turn_order[${i}]`,
+          message: `unknown agent "${name}"; agent_configs names: ${[...agentNames].join(', ') || '(none)'}`,
+        });
+      }
+    });
+  }
+  if (isMapping(cfg.placement)) {
+    for (const name of Object.keys(cfg.placement)) {
+      if (!policyNames.has(name)) issues.push({ path: `placement.${name}`, message: `unknown policy "${name}"` });
+    }
+  }
+  return issues;
+}
+
+function isMapping(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+export type RunConfig = z.output<typeof runConfigSchema>;
+export type RunConfigInput = z.input<typeof runConfigSchema>;
+export type SamplingConfig = z.output<typeof samplingSchema>;
+
+/** Dotted path of a zod issue, e.g. `training.train_sample_num` or `multi_agent_interaction.turn_order[1]`. */
+function issuePath(path: PropertyKey[]): string {
+  return path
+    .map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`))
+    .join('') || '(root)';
+}
+
+export type ParseResult = { ok: true; config: RunConfig } | { ok: false; issues: ConfigIssue[] };
+
+/** Validates and normalises a raw config; never throws for bad input. */
+export function parseRunConfig(raw: unknown): ParseResult {
+  const result = runConfigSchema.safeParse(raw);
+  const crossIssues = crossReferenceIssues(raw);
+  if (result.success && crossIssues.length === 0) return { ok: true, config: result.data };
+  const issues: ConfigIssue[] = [];
+  for (const issue of result.success ? [] : result.error.issues) {
+    // Unknown keys come as one issue listing several keys: report each key at its own path.
+    if (issue.code === 'unrecognized_keys') {
+      for (const key of issue.keys) issues.push({ path: issuePath([...issue.path, key]), message: 'unknown key' });
+    } else {
+      issues.push({ path: issuePath(issue.path), message: issue.message });
+    }
+  }
+  return { ok: false, issues: [...issues, ...crossIssues] };
+}
+
+export function formatIssues(issues: ConfigIssue[]): string {
+  return issues.map((i) => `  ${i.path}: ${i.message}`).join('\n');
+}
+
+/** The trainable policies of a run, each with the agents it serves and where it runs. */
+export function policiesOf(cfg: RunConfig): PolicySpec[] {
+  return Object.values(cfg.base_models).map((model) => {
+    const placement = cfg.placement[model.name] ?? { task_queue: 'tandem-policy-0', device: 'cpu' };
+    const agents = Object.values(cfg.agent_policy_configs.agent_configs)
+      .filter((a) => a.policy_name === model.name)
+      .map((a) => a.name);
+    return { name: model.name, modelPath: model.path, agents, taskQueue: placement.task_queue, device: placement.device };
+  });
+}
+
+export interface PolicySpec {
+  name: string;
+  modelPath: string;
+  agents: string[];
+  taskQueue: string;
+  device: string;
+}
+
+/** The agent config of the agent with this name (turn_order uses names, agent_configs uses keys). */
+export function agentByName(cfg: RunConfig, name: string) {
+  const agent = Object.values(cfg.agent_policy_configs.agent_configs).find((a) => a.name === name);
+  if (!agent) throw new Error(`unknown agent ${name}`);
+  return agent;
+}

@@ -1,0 +1,85 @@
+// Domain events: what happened in a run, as a discriminated union on `type`.
+// They travel through the Kafka events topic and are stored, append-only, by the projector.
+// Pure module: workflows import it to build events deterministically.
+
+export interface SampleScore {
+  sampleId: string;
+  /** Index of the candidate within its group (0..K-1). */
+  candidate: number;
+  local: number;
+  global: number;
+  /** local + alpha * global: what the advantage is computed from. */
+  reward: number;
+  outcome: string;
+}
+
+export type TandemEvent =
+  | { type: 'RunStarted'; runId: string; config: unknown; totalIterations: number }
+  | { type: 'EpisodeStarted'; runId: string; iteration: number; episodeId: string; problemSeed: number }
+  | {
+      type: 'TurnGroupScored';
+      runId: string;
+      iteration: number;
+      episodeId: string;
+      groupKey: string;
+      turn: number;
+      agent: string;
+      policy: string;
+      policyVersion: number;
+      samples: SampleScore[];
+      /** The candidate the episode continued from. */
+      chosen: number;
+    }
+  | {
+      type: 'EpisodeFinished';
+      runId: string;
+      iteration: number;
+      episodeId: string;
+      success: boolean;
+      turns: number;
+      /** Mean reward of the chosen candidates, per agent. */
+      rewardByAgent: Record<string, number>;
+    }
+  | {
+      type: 'UpdateApplied';
+      runId: string;
+      iteration: number;
+      policy: string;
+      fromVersion: number;
+      toVersion: number;
+      samples: number;
+      groups: number;
+      replayed: boolean;
+      metrics: Record<string, number>;
+    }
+  | { type: 'CheckpointSaved'; runId: string; iteration: number; policy: string; version: number; path: string }
+  | {
+      type: 'IterationFinished';
+      runId: string;
+      iteration: number;
+      episodes: number;
+      successRate: number;
+      rewardByAgent: Record<string, number>;
+    }
+  | { type: 'RunFinished'; runId: string; iterations: number; reason: 'completed' };
+
+export type EventType = TandemEvent['type'];
+
+/** What goes on the wire: the event plus its identity and place in its stream. */
+export interface EventEnvelope {
+  /** Deterministic id: a re-delivered or re-published event has the same id. */
+  eventId: string;
+  /** `run:<runId>` or `episode:<episodeId>`. */
+  stream: string;
+  /** Position within the stream, from 0. */
+  position: number;
+  event: TandemEvent;
+}
+
+export const runStream = (runId: string) => `run:${runId}`;
+export const episodeStream = (episodeId: string) => `episode:${episodeId}`;
+
+/** Builds envelopes for one stream, numbering positions from `start`. */
+export function envelopes(stream: string, start: number, events: TandemEvent[]): EventEnvelope[] {
+  return events.map((event, i) => ({ eventId: `${stream}#${start + i}`, stream, position: start + i, event }));
+}

@@ -1,0 +1,76 @@
+// Postgres schema (drizzle): the append-only event table and the read models projected from it.
+// Migrations in infra/db/migrations are generated from this file by `npm run db:generate`.
+import { bigserial, boolean, doublePrecision, integer, jsonb, pgTable, primaryKey, text, timestamp, unique } from 'drizzle-orm/pg-core';
+
+/** Every domain event, in global order; `event_id` makes re-delivered events no-ops. */
+export const events = pgTable('events', {
+  globalPosition: bigserial('global_position', { mode: 'number' }).primaryKey(),
+  eventId: text('event_id').notNull().unique(),
+  stream: text('stream').notNull(),
+  position: integer('position').notNull(),
+  type: text('type').notNull(),
+  data: jsonb('data').notNull(),
+  recordedAt: timestamp('recorded_at', { withTimezone: true }).notNull().defaultNow(),
+}, (t) => [unique('events_stream_position').on(t.stream, t.position)]);
+
+export const runs = pgTable('runs', {
+  runId: text('run_id').primaryKey(),
+  config: jsonb('config').notNull(),
+  status: text('status').notNull(),
+  totalIterations: integer('total_iterations').notNull(),
+  iterationsDone: integer('iterations_done').notNull().default(0),
+  startedAt: timestamp('started_at', { withTimezone: true }).notNull(),
+  finishedAt: timestamp('finished_at', { withTimezone: true }),
+});
+
+export const episodes = pgTable('episodes', {
+  episodeId: text('episode_id').primaryKey(),
+  runId: text('run_id').notNull(),
+  iteration: integer('iteration').notNull(),
+  problemSeed: integer('problem_seed').notNull(),
+  status: text('status').notNull(),
+  success: boolean('success'),
+  turns: integer('turns'),
+  rewardByAgent: jsonb('reward_by_agent'),
+});
+
+export const turnGroups = pgTable('turn_groups', {
+  episodeId: text('episode_id').notNull(),
+  turn: integer('turn').notNull(),
+  agent: text('agent').notNull(),
+  runId: text('run_id').notNull(),
+  iteration: integer('iteration').notNull(),
+  groupKey: text('group_key').notNull(),
+  policy: text('policy').notNull(),
+  policyVersion: integer('policy_version').notNull(),
+  samples: jsonb('samples').notNull(),
+  chosen: integer('chosen').notNull(),
+}, (t) => [primaryKey({ columns: [t.episodeId, t.turn, t.agent] })]);
+
+export const updates = pgTable('updates', {
+  runId: text('run_id').notNull(),
+  policy: text('policy').notNull(),
+  iteration: integer('iteration').notNull(),
+  fromVersion: integer('from_version').notNull(),
+  toVersion: integer('to_version').notNull(),
+  samples: integer('samples').notNull(),
+  groups: integer('groups').notNull(),
+  loss: doublePrecision('loss'),
+  metrics: jsonb('metrics').notNull(),
+}, (t) => [primaryKey({ columns: [t.runId, t.policy, t.iteration] })]);
+
+export const checkpoints = pgTable('checkpoints', {
+  runId: text('run_id').notNull(),
+  policy: text('policy').notNull(),
+  version: integer('version').notNull(),
+  iteration: integer('iteration').notNull(),
+  path: text('path').notNull(),
+}, (t) => [primaryKey({ columns: [t.runId, t.policy, t.version] })]);
+
+export const iterations = pgTable('iterations', {
+  runId: text('run_id').notNull(),
+  iteration: integer('iteration').notNull(),
+  episodes: integer('episodes').notNull(),
+  successRate: doublePrecision('success_rate').notNull(),
+  rewardByAgent: jsonb('reward_by_agent').notNull(),
+}, (t) => [primaryKey({ columns: [t.runId, t.iteration] })]);

@@ -1,0 +1,56 @@
+// Where the local stack lives and listens. Every value can be overridden by an environment
+// variable, so a second stack (the tests' own) can run beside a developer's.
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const projectRoot = resolve(fileURLToPath(new URL('..', import.meta.url)));
+
+/** Resolves a path from a config or the environment against the project root. */
+export function projectPath(p: string): string {
+  return resolve(projectRoot, p);
+}
+
+function port(name: string, fallback: number): number {
+  const v = process.env[name];
+  if (v === undefined || v === '') return fallback;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n <= 0 || n > 65535) throw new Error(`${name}=${v} is not a TCP port`);
+  return n;
+}
+
+export function stackSettings() {
+  const dataDir = projectPath(process.env.TANDEM_DATA_DIR ?? '.data');
+  const temporalPort = port('TANDEM_TEMPORAL_PORT', 7233);
+  const kafkaPort = port('TANDEM_KAFKA_PORT', 9092);
+  const pgPort = port('TANDEM_PG_PORT', 5433);
+  return {
+    dataDir,
+    temporalPort,
+    temporalUiPort: port('TANDEM_TEMPORAL_UI_PORT', 8233),
+    temporalAddress: `127.0.0.1:${temporalPort}`,
+    namespace: process.env.TANDEM_NAMESPACE ?? 'default',
+    kafkaPort,
+    kafkaControllerPort: port('TANDEM_KAFKA_CONTROLLER_PORT', 9093),
+    kafkaBrokers: [`127.0.0.1:${kafkaPort}`],
+    pgPort,
+    databaseUrl: process.env.TANDEM_DATABASE_URL ?? `postgres://tandem@127.0.0.1:${pgPort}/tandem`,
+    /** The policy worker `stack up` starts: its task queue and device. */
+    policyQueue: process.env.TANDEM_POLICY_QUEUE ?? 'tandem-policy-0',
+    policyDevice: process.env.TANDEM_POLICY_DEVICE ?? 'cpu',
+  };
+}
+
+export type StackSettings = ReturnType<typeof stackSettings>;
+
+/** Task queue of the CPU worker (env steps, rewards, publishing, workflows). */
+export const CPU_QUEUE = 'tandem-cpu';
+
+/** Kafka topics. */
+export const TOPICS = {
+  /** Domain events, consumed by the projector into Postgres. */
+  events: 'tandem.events',
+  /** Token-level generation records (prompt ids, response ids, log-probs), one per candidate. */
+  rollouts: 'tandem.rollouts',
+  /** Scored samples (group key, reward parts), one per candidate, published by episodes. */
+  trajectories: 'tandem.trajectories',
+} as const;

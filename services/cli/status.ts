@@ -1,0 +1,1 @@
+export async function statusCommand(_a: string[]): Promise<number> { return 1; }

@@ -1,0 +1,310 @@
+"""Build a tiny, fully offline chat LM for the Plan-Path grid task.
+
+    python make_tiny_model.py --out DIR [--seed 0] [--sft-steps N]
+
+Phases (each timed on stderr):
+  1. synthetic corpus: random grids (4x4..6x6) with BFS shortest paths, rendered as
+     chat transcripts for the two roles (plan_agent, tool_call_agent); ~30% of the
+     answers are deliberately perturbed so the warm-started model is in format but
+     imperfect (RL needs diverse rewards);
+  2. byte-level BPE tokenizer (tokenizers library) trained on that corpus, with
+     ChatML special tokens, wrapped in transformers.PreTrainedTokenizerFast;
+  3. a tiny LlamaForCausalLM (hidden 128, 4 layers) initialised from --seed;
+  4. a short supervised warm start (loss on assistant tokens only);
+  5. save_pretrained of model + tokenizer + generation_config into --out.
+
+Everything is seeded, so the same --seed (and --sft-steps) gives the same weights.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sys
+import time
+from collections import deque
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+import torch  # noqa: E402
+from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers  # noqa: E402
+from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast  # noqa: E402
+
+EOT, IM_START, IM_END = "<|endoftext|>", "<|im_start|>", "<|im_end|>"
+
+# ChatML. The generation prompt is "<|im_start|>assistant\n"; the model ends a turn with <|im_end|>.
+CHAT_TEMPLATE = (
+    "{%- for message in messages -%}"
+    "{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n' }}"
+    "{%- endfor -%}"
+    "{%- if add_generation_prompt -%}{{ '<|im_start|>assistant\\n' }}{%- endif -%}"
+)
+
+MOVES = {"U": (-1, 0), "D": (1, 0), "L": (0, -1), "R": (0, 1)}
+WORDS = {"U": "up", "D": "down", "L": "left", "R": "right"}
+
+GRID_RULES = (
+    "The grid uses '.' for free cells, '#' for walls, 'S' for the current position and 'G' for the goal. "
+    "Moves are U (up), D (down), L (left) and R (right); you cannot enter walls or leave the grid."
+)
+SYSTEM_PROMPTS = {
+    "plan_agent": [
+        "You are plan_agent in a team solving a Plan-Path grid task. " + GRID_RULES
+        + " Describe the route briefly, then give the full list of moves after '####' as a JSON list, "
+        'e.g. #### ["R","D"].',
+        "You are the planning agent. " + GRID_RULES
+        + ' Answer with a short plan followed by #### and the moves as a JSON list like ["U","R"].',
+    ],
+    "tool_call_agent": [
+        "You are tool_call_agent in a team solving a Plan-Path grid task. " + GRID_RULES
+        + " Write a Python code block that prints the moves, exactly like: "
+        "print('**Actions List**:', ['R','D'])",
+        "You are the tool agent. " + GRID_RULES
+        + " Reply with a ```python code block that prints '**Actions List**:' and the list of moves.",
+    ],
+}
+USER_TEMPLATES = [
+    "Grid:\n{grid}\nFind the moves that take S to G.",
+    "Current grid:\n{grid}\nWhat actions reach the goal?",
+    "{grid}\nPlan the path from S to G.",
+]
+
+
+# ----------------------------------------------------------------------------- task data
+
+def random_grid(rng: random.Random):
+    """Random solvable grid: returns (rows as strings, shortest path as list of moves)."""
+    while True:
+        h, w = rng.randint(4, 6), rng.randint(4, 6)
+        cells = [["#" if rng.random() < 0.22 else "." for _ in range(w)] for _ in range(h)]
+        free = [(r, c) for r in range(h) for c in range(w) if cells[r][c] == "."]
+        if len(free) < 2:
+            continue
+        s, g = rng.sample(free, 2)
+        path = bfs(cells, s, g, rng)
+        if path:
+            cells[s[0]][s[1]], cells[g[0]][g[1]] = "S", "G"
+            return ["".join(row) for row in cells], path
+
+
+def bfs(cells, s, g, rng):
+    order = list(MOVES.items())
+    rng.shuffle(order)  # different tie-breaking between equally short paths
+    prev = {s: None}
+    queue = deque([s])
+    while queue:
+        cur = queue.popleft()
+        if cur == g:
+            path = []
+            while prev[cur] is not None:
+                cur, m = prev[cur]
+                path.append(m)
+            return path[::-1]
+        for m, (dr, dc) in order:
+            nxt = (cur[0] + dr, cur[1] + dc)
+            if 0 <= nxt[0] < len(cells) and 0 <= nxt[1] < len(cells[0]) and cells[nxt[0]][nxt[1]] != "#" and nxt not in prev:
+                prev[nxt] = (cur, m)
+                queue.append(nxt)
+    return None
+
+
+def perturb(path, rng):
+    """A plausible but (usually) wrong move list."""
+    p = list(path)
+    kind = rng.randrange(4)
+    if kind == 0 and len(p) > 1:
+        del p[rng.randrange(len(p))]
+    elif kind == 1:
+        p.insert(rng.randrange(len(p) + 1), rng.choice("UDLR"))
+    elif kind == 2:
+        p[rng.randrange(len(p))] = rng.choice("UDLR")
+    else:
+        rng.shuffle(p)
+    return p
+
+
+def describe(moves):
+    """'right 2, then down' style description from run lengths."""
+    runs = []
+    for m in moves:
+        if runs and runs[-1][0] == m:
+            runs[-1][1] += 1
+        else:
+            runs.append([m, 1])
+    parts = [WORDS[m] + (f" {k}" if k > 1 else "") for m, k in runs]
+    return "Move " + ", then ".join(parts) + "." if parts else "Stay."
+
+
+def answer(role, moves):
+    if role == "plan_agent":
+        return describe(moves) + " #### " + json.dumps(moves, separators=(",", ":"))
+    return "```python\nprint('**Actions List**:', [" + ",".join(f"'{m}'" for m in moves) + "])\n```"
+
+
+def example(rng: random.Random):
+    """One chat transcript: (messages without the answer, answer text)."""
+    role = rng.choice(["plan_agent", "tool_call_agent"])
+    rows, path = random_grid(rng)
+    moves = path if rng.random() < 0.7 else perturb(path, rng)
+    messages = [
+        {"role": "system", "content": rng.choice(SYSTEM_PROMPTS[role])},
+        {"role": "user", "content": rng.choice(USER_TEMPLATES).format(grid="\n".join(rows))},
+    ]
+    return messages, answer(role, moves)
+
+
+# ----------------------------------------------------------------------------- tokenizer
+
+def build_tokenizer(corpus, vocab_size):
+    tok = Tokenizer(models.BPE())
+    # Grid cells '.' and '#' always become their own tokens, so the model "sees" every cell.
+    tok.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(r"[.#]"), behavior="isolated"),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True),
+    ])
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=[EOT, IM_START, IM_END],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        min_frequency=2,
+        show_progress=False,
+    )
+    tok.train_from_iterator(corpus, trainer)
+    return PreTrainedTokenizerFast(
+        tokenizer_object=tok,
+        bos_token=EOT, eos_token=IM_END, pad_token=EOT, unk_token=None,
+        additional_special_tokens=[IM_START],
+        chat_template=CHAT_TEMPLATE,
+        model_max_length=2048,
+    )
+
+
+def encode_example(tokenizer, messages, reply):
+    """prompt ids exactly as the engine renders them, response ids = reply + <|im_end|>."""
+    prompt = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    p = tokenizer(prompt, add_special_tokens=False)["input_ids"]
+    r = tokenizer(reply, add_special_tokens=False)["input_ids"] + [tokenizer.convert_tokens_to_ids(IM_END)]
+    return p, r
+
+
+# ----------------------------------------------------------------------------- model + SFT
+
+def build_model(tokenizer, seed):
+    eot, im_end = tokenizer.convert_tokens_to_ids(EOT), tokenizer.convert_tokens_to_ids(IM_END)
+    config = LlamaConfig(
+        vocab_size=len(tokenizer), hidden_size=128, intermediate_size=384,
+        num_hidden_layers=4, num_attention_heads=4, num_key_value_heads=2,
+        max_position_embeddings=2048, rope_theta=10000.0, tie_word_embeddings=True,
+        bos_token_id=eot, eos_token_id=[im_end, eot], pad_token_id=eot,
+    )
+    torch.manual_seed(seed)
+    model = LlamaForCausalLM(config)
+    model.generation_config = GenerationConfig(
+        bos_token_id=eot, eos_token_id=[im_end, eot], pad_token_id=eot, do_sample=True, temperature=1.0,
+        top_p=1.0, top_k=0, max_new_tokens=64,
+    )
+    return model
+
+
+def sft(model, tokenizer, rng, steps, batch_size=16, lr=3e-3):
+    """Plain next-token cross-entropy on the assistant tokens, linear warmup + cosine decay."""
+    if steps <= 0:
+        return
+    pad = tokenizer.pad_token_id
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, betas=(0.9, 0.95), weight_decay=0.0)
+    model.train()
+    warmup = max(1, steps // 10)
+    t0 = time.time()
+    for step in range(steps):
+        batch = [encode_example(tokenizer, *example(rng)) for _ in range(batch_size)]
+        T = max(len(p) + len(r) for p, r in batch)
+        ids = torch.full((batch_size, T), pad, dtype=torch.long)
+        labels = torch.full((batch_size, T), -100, dtype=torch.long)
+        mask = torch.zeros((batch_size, T), dtype=torch.long)
+        for i, (p, r) in enumerate(batch):
+            ids[i, : len(p) + len(r)] = torch.tensor(p + r)
+            labels[i, len(p): len(p) + len(r)] = torch.tensor(r)  # HF shifts labels internally
+            mask[i, : len(p) + len(r)] = 1
+        frac = step / max(1, steps - 1)
+        cur_lr = lr * min(1.0, (step + 1) / warmup) * (0.1 + 0.9 * 0.5 * (1 + torch.cos(torch.tensor(frac * torch.pi)).item()))
+        for g in opt.param_groups:
+            g["lr"] = cur_lr
+        loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        if step % 50 == 0 or step == steps - 1:
+            log(f"  sft step {step:4d}/{steps} loss {loss.item():.3f} lr {cur_lr:.2e} ({time.time() - t0:.1f}s)")
+    model.eval()
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--sft-steps", type=int, default=300)
+    ap.add_argument("--vocab-size", type=int, default=1024)
+    ap.add_argument("--corpus-size", type=int, default=3000)
+    args = ap.parse_args(argv)
+    if os.environ.get("TANDEM_TORCH_THREADS"):
+        torch.set_num_threads(int(os.environ["TANDEM_TORCH_THREADS"]))
+
+    timings = {}
+    t = time.time()
+    rng = random.Random(args.seed)
+    corpus = []
+    for _ in range(args.corpus_size):
+        messages, reply = example(rng)
+        corpus.append("".join(f"{m['role']}\n{m['content']}\n" for m in messages) + "assistant\n" + reply)
+    timings["corpus"] = time.time() - t
+
+    t = time.time()
+    tokenizer = build_tokenizer(corpus, args.vocab_size)
+    timings["tokenizer"] = time.time() - t
+
+    t = time.time()
+    model = build_model(tokenizer, args.seed)
+    n_params = sum(p.numel() for p in model.parameters())
+    timings["init"] = time.time() - t
+    log(f"model: {n_params:,} parameters, vocab {len(tokenizer)}")
+
+    t = time.time()
+    sft(model, tokenizer, random.Random(args.seed + 1), args.sft_steps)
+    timings["sft"] = time.time() - t
+
+    t = time.time()
+    os.makedirs(args.out, exist_ok=True)
+    model.save_pretrained(args.out, safe_serialization=True)
+    tokenizer.save_pretrained(args.out)
+    ensure_chat_template_in_config(args.out)
+    timings["save"] = time.time() - t
+
+    for k, v in timings.items():
+        log(f"phase {k:9s} {v:7.2f}s")
+    log(f"total {sum(timings.values()):.2f}s -> {args.out}")
+    return {"params": n_params, "timings": timings, "vocab": len(tokenizer)}
+
+
+def ensure_chat_template_in_config(folder):
+    """Recent transformers write the template to chat_template.jinja; also keep it in
+    tokenizer_config.json so older loaders (and humans) find it there."""
+    path = os.path.join(folder, "tokenizer_config.json")
+    with open(path) as f:
+        cfg = json.load(f)
+    if cfg.get("chat_template") != CHAT_TEMPLATE:
+        cfg["chat_template"] = CHAT_TEMPLATE
+        with open(path, "w") as f:
+            json.dump(cfg, f, indent=2, ensure_ascii=False)
+
+
+if __name__ == "__main__":
+    main()

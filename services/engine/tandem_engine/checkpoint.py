@@ -1,0 +1,67 @@
+"""Checkpoint layout (one folder per policy version):
+
+    <checkpoint_root>/v000001/
+        model/          HF folder: config.json, model.safetensors, tokenizer files
+        optimizer.pt    AdamW state_dict
+        state.json      {"version", "update_result", "created_at"}  -- written LAST
+
+A version folder is first written as <checkpoint_root>/.tmp-v000001-<pid>/ and then
+renamed into place, so a folder named vNNNNNN is always complete; we still require
+state.json to be present before trusting one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import time
+
+import torch
+
+_VERSION_DIR = re.compile(r"^v(\d{6,})$")
+
+
+def version_dir(root: str, version: int) -> str:
+    return os.path.join(root, f"v{version:06d}")
+
+
+def list_complete(root: str) -> list[tuple[int, str]]:
+    """[(version, folder)] of complete checkpoints under root, oldest first."""
+    if not root or not os.path.isdir(root):
+        return []
+    found = []
+    for name in os.listdir(root):
+        m = _VERSION_DIR.match(name)
+        path = os.path.join(root, name)
+        if m and os.path.isfile(os.path.join(path, "state.json")):
+            found.append((int(m.group(1)), path))
+    return sorted(found)
+
+
+def read_state(folder: str) -> dict:
+    with open(os.path.join(folder, "state.json")) as f:
+        return json.load(f)
+
+
+def save(root: str, version: int, model, tokenizer, optimizer, update_result: dict) -> str:
+    final = version_dir(root, version)
+    if os.path.isfile(os.path.join(final, "state.json")):
+        raise FileExistsError(f"checkpoint {final} already exists")
+    os.makedirs(root, exist_ok=True)
+    tmp = os.path.join(root, f".tmp-v{version:06d}-{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    os.makedirs(tmp)
+    model.save_pretrained(os.path.join(tmp, "model"), safe_serialization=True)
+    tokenizer.save_pretrained(os.path.join(tmp, "model"))
+    torch.save(optimizer.state_dict(), os.path.join(tmp, "optimizer.pt"))
+    state = {"version": version, "update_result": update_result, "created_at": time.time()}
+    with open(os.path.join(tmp, "state.json"), "w") as f:  # last: marks the folder complete
+        json.dump(state, f, indent=2)
+        f.flush()
+        os.fsync(f.fileno())
+    if os.path.isdir(final):  # an incomplete leftover (no state.json) from somebody else
+        shutil.rmtree(final)
+    os.rename(tmp, final)
+    return final
