@@ -95,12 +95,14 @@ export const runConfigSchema = z
     training: trainingSchema,
 
     // ---- Tandem's own keys ----
-    // at_grpo: groups per (problem, turn, agent); grpo: plain GRPO groups per problem.
-    algorithm: z.enum(['at_grpo', 'grpo']).default('at_grpo'),
+    // at_grpo: groups per (problem, turn, agent). (Plain trajectory-level GRPO, the paper's
+    // baseline, is not implemented yet.)
+    algorithm: z.enum(['at_grpo']).default('at_grpo'),
     // Mixed reward: reward = local + alpha * global.
     alpha: z.number().min(0).default(1.0),
-    // Where runs keep checkpoints (relative paths resolve against the project root).
-    data_dir: z.string().default('.data'),
+    // Where the run keeps its checkpoints (<data_dir>/runs/<run id>/checkpoints); relative
+    // paths resolve against the project root. Unset: the policy worker's data folder.
+    data_dir: z.string().optional(),
     // Policy name -> which policy worker (task queue) and device serve it.
     placement: z.record(z.string(), placementSchema).default({}),
     rollout: z

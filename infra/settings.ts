@@ -54,3 +54,6 @@ export const TOPICS = {
   /** Scored samples (group key, reward parts), one per candidate, published by episodes. */
   trajectories: 'tandem.trajectories',
 } as const;
+
+/** The line a Tandem process prints once it serves; `stack up` waits for it in the log. */
+export const READY_LINE = 'tandem:ready';

@@ -6,7 +6,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { join } from 'node:path';
-import { projectPath, stackSettings, type StackSettings } from './settings.js';
+import { projectPath, READY_LINE, stackSettings, type StackSettings } from './settings.js';
 import { applyMigrations, ensureDatabase } from './db/migrate.js';
 import { ensureTopics } from './kafka/topics.js';
 
@@ -31,8 +31,6 @@ interface Service {
   /** Runs once the service is ready (topics, migrations). */
   afterReady?(): Promise<void>;
 }
-
-const READY_LINE = 'tandem:ready';
 
 function services(s: StackSettings): Service[] {
   const tsService = (name: string, script: string, args: string[] = []): Service => ({

@@ -4,7 +4,7 @@
 
 Phases (each timed on stderr):
   1. synthetic corpus: random grids (4x4..6x6) with BFS shortest paths, rendered as
-     chat transcripts for the two roles (plan_agent, tool_call_agent); ~30% of the
+     chat transcripts for the two roles (plan_agent, tool_call_agent); ~20% of the
      answers are deliberately perturbed so the warm-started model is in format but
      imperfect (RL needs diverse rewards);
   2. byte-level BPE tokenizer (tokenizers library) trained on that corpus, with
@@ -32,6 +32,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 import torch  # noqa: E402
 from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers  # noqa: E402
 from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast  # noqa: E402
+from transformers.utils import logging as hf_logging  # noqa: E402
 
 EOT, IM_START, IM_END = "<|endoftext|>", "<|im_start|>", "<|im_end|>"
 
@@ -73,11 +74,31 @@ USER_TEMPLATES = [
 ]
 
 
-# ----------------------------------------------------------------------------- task data
+# Plain English filler mixed into the tokenizer corpus only, so that prompts worded
+# differently from the synthetic ones still tokenize into sensible pieces.
+FILLER = """the a an and or of to in on at for with from by is are was be been it this that these
+those you your we our they their he she his her as not no yes if then else when while which who
+what where why how all any each every some many more most other such only own same so than too
+very can will just should would could may might must do does did done have has had having make
+made use used using find found give given take taken move moved moving step steps path paths
+route plan planning goal start position current cell cells grid row rows column columns wall
+walls free blocked open left right up down above below next previous first last final answer
+answers list lists action actions agent agents team tool tools code python print output result
+results reward rewards turn turns message messages user assistant system think reason check
+verify correct wrong valid invalid shortest longest distance count number one two three four
+five six seven eight nine ten reach reached reaching return returns value values state states
+environment observation observations task tasks solve solved solution please must format example
+following below above respond response short brief explain explanation each other previous
+proposal proposed feedback update updated""".split()
 
 def random_grid(rng: random.Random):
-    """Random solvable grid: returns (rows as strings, shortest path as list of moves)."""
-    while True:
+    """Random solvable grid: returns (rows as strings, shortest path as list of moves).
+
+    Short paths are over-represented (target length drawn first), so that a tiny model
+    gets some of them right and RL sees a mix of rewards.
+    """
+    target = rng.choice([1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 5, 6, 7, 8])
+    for attempt in range(200):
         h, w = rng.randint(4, 6), rng.randint(4, 6)
         cells = [["#" if rng.random() < 0.22 else "." for _ in range(w)] for _ in range(h)]
         free = [(r, c) for r in range(h) for c in range(w) if cells[r][c] == "."]
@@ -85,9 +106,10 @@ def random_grid(rng: random.Random):
             continue
         s, g = rng.sample(free, 2)
         path = bfs(cells, s, g, rng)
-        if path:
+        if path and (len(path) == target or attempt == 199):
             cells[s[0]][s[1]], cells[g[0]][g[1]] = "S", "G"
             return ["".join(row) for row in cells], path
+    return random_grid(rng)
 
 
 def bfs(cells, s, g, rng):
@@ -148,7 +170,7 @@ def example(rng: random.Random):
     """One chat transcript: (messages without the answer, answer text)."""
     role = rng.choice(["plan_agent", "tool_call_agent"])
     rows, path = random_grid(rng)
-    moves = path if rng.random() < 0.7 else perturb(path, rng)
+    moves = path if rng.random() < 0.8 else perturb(path, rng)
     messages = [
         {"role": "system", "content": rng.choice(SYSTEM_PROMPTS[role])},
         {"role": "user", "content": rng.choice(USER_TEMPLATES).format(grid="\n".join(rows))},
@@ -160,9 +182,10 @@ def example(rng: random.Random):
 
 def build_tokenizer(corpus, vocab_size):
     tok = Tokenizer(models.BPE())
-    # Grid cells '.' and '#' always become their own tokens, so the model "sees" every cell.
+    # Grid cells ('.', '#', and S/G when not starting a word) always become their own
+    # tokens, so the model "sees" every cell.
     tok.pre_tokenizer = pre_tokenizers.Sequence([
-        pre_tokenizers.Split(Regex(r"[.#]"), behavior="isolated"),
+        pre_tokenizers.Split(Regex(r"[.#]|[SG](?![a-z])"), behavior="isolated"),
         pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True),
     ])
     tok.decoder = decoders.ByteLevel()
@@ -170,7 +193,7 @@ def build_tokenizer(corpus, vocab_size):
         vocab_size=vocab_size,
         special_tokens=[EOT, IM_START, IM_END],
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        min_frequency=2,
+        min_frequency=1,
         show_progress=False,
     )
     tok.train_from_iterator(corpus, trainer)
@@ -251,7 +274,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", required=True)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--sft-steps", type=int, default=300)
+    ap.add_argument("--sft-steps", type=int, default=400)
     ap.add_argument("--vocab-size", type=int, default=1024)
     ap.add_argument("--corpus-size", type=int, default=3000)
     args = ap.parse_args(argv)
@@ -265,6 +288,7 @@ def main(argv=None):
     for _ in range(args.corpus_size):
         messages, reply = example(rng)
         corpus.append("".join(f"{m['role']}\n{m['content']}\n" for m in messages) + "assistant\n" + reply)
+        corpus.append(" ".join(rng.choice(FILLER) for _ in range(12)).capitalize() + ".")
     timings["corpus"] = time.time() - t
 
     t = time.time()
@@ -282,6 +306,7 @@ def main(argv=None):
     timings["sft"] = time.time() - t
 
     t = time.time()
+    hf_logging.disable_progress_bar()
     os.makedirs(args.out, exist_ok=True)
     model.save_pretrained(args.out, safe_serialization=True)
     tokenizer.save_pretrained(args.out)

@@ -1,0 +1,109 @@
+// agentTurn (policy worker): K candidates for one (turn, agent) from the acting agent's policy.
+// The token-level record of each candidate goes to the rollouts topic; only the text and a
+// sample id go back into workflow history.
+import { activityInfo, ApplicationFailure } from '@temporalio/activity';
+import type { SamplingConfig } from '../configs/schema.js';
+import type { ChatMessage } from '../envs/types.js';
+import type { LazyProducer } from '../infra/kafka/client.js';
+import { TOPICS } from '../infra/settings.js';
+import type { Candidate, EngineClient } from '../services/engine/client.js';
+import { checkpointRoot, engineKey, type PolicyRef } from './policy.js';
+import { policyKey, type RolloutRecord } from './records.js';
+
+export interface AgentTurnInput {
+  policy: PolicyRef;
+  policyVersion: number;
+  iteration: number;
+  episodeId: string;
+  turn: number;
+  agent: string;
+  messages: ChatMessage[];
+  k: number;
+  sampling: SamplingConfig;
+  maxNewTokens: number;
+  seed: number;
+}
+
+export interface CandidateText {
+  sampleId: string;
+  text: string;
+  finishReason: string;
+  responseTokens: number;
+}
+
+export interface PolicyWorkerDeps {
+  engine: EngineClient;
+  producer: LazyProducer;
+  device: string;
+  dataDir: string;
+}
+
+/** Loads the policy into the engine (idempotent) and checks it is at the version asked for. */
+export async function ensurePolicy(deps: PolicyWorkerDeps, policy: PolicyRef, version: number | null): Promise<number> {
+  if (policy.spec.device !== deps.device) {
+    throw ApplicationFailure.nonRetryable(
+      `policy ${policy.spec.name} is placed on ${policy.spec.device}, but the worker on task queue ${policy.spec.taskQueue} runs on ${deps.device}`,
+      'PlacementMismatch',
+    );
+  }
+  const loaded = await deps.engine.request<{ version: number }>('load', {
+    policy: engineKey(policy),
+    model_path: policy.spec.modelPath,
+    checkpoint_root: checkpointRoot(policy, deps.dataDir),
+  });
+  if (version !== null && loaded.version !== version) {
+    throw ApplicationFailure.nonRetryable(
+      `policy ${policy.spec.name} is at version ${loaded.version} but version ${version} was asked for (off-policy request)`,
+      'VersionMismatch',
+    );
+  }
+  return loaded.version;
+}
+
+export function createAgentTurnActivities(deps: PolicyWorkerDeps) {
+  return {
+    /** The policy's current version, loading it (from its latest checkpoint) if needed. */
+    async policyVersion(policy: PolicyRef): Promise<number> {
+      return ensurePolicy(deps, policy, null);
+    },
+
+    async agentTurn(input: AgentTurnInput): Promise<CandidateText[]> {
+      const { policy } = input;
+      await ensurePolicy(deps, policy, input.policyVersion);
+      const { samples } = await deps.engine.request<{ samples: Candidate[][] }>('generate', {
+        policy: engineKey(policy),
+        version: input.policyVersion,
+        prompts: [input.messages],
+        n: input.k,
+        temperature: input.sampling.temperature,
+        top_p: input.sampling.top_p,
+        top_k: input.sampling.top_k,
+        max_new_tokens: input.maxNewTokens,
+        seed: input.seed,
+      });
+      // A retried attempt samples afresh under new ids; the old attempt's records are never
+      // scored, so the update's join by sample id leaves them out.
+      const attempt = activityInfo().attempt;
+      const candidates = samples[0].map((c, i) => ({ c, sampleId: `${input.episodeId}/t${input.turn}/${input.agent}/c${i}/a${attempt}` }));
+      const records: RolloutRecord[] = candidates.map(({ c, sampleId }) => ({
+        sampleId,
+        runId: policy.runId,
+        iteration: input.iteration,
+        policy: policy.spec.name,
+        policyVersion: input.policyVersion,
+        promptIds: c.prompt_ids,
+        responseIds: c.response_ids,
+        logprobs: c.logprobs,
+        finishReason: c.finish_reason,
+      }));
+      const key = policyKey(policy.runId, policy.spec.name);
+      await deps.producer.send(TOPICS.rollouts, records.map((r) => ({ key, value: JSON.stringify(r) })));
+      return candidates.map(({ c, sampleId }) => ({
+        sampleId,
+        text: c.text,
+        finishReason: c.finish_reason,
+        responseTokens: c.response_ids.length,
+      }));
+    },
+  };
+}

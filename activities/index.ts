@@ -1,0 +1,11 @@
+// The activity sets of Tandem's two kinds of worker. Workflows import these types only.
+import type { createAgentTurnActivities } from './agentTurn.js';
+import type { createEnvActivities } from './env.js';
+import type { createPublishActivities } from './publish.js';
+import type { createUpdateActivities } from './updatePolicy.js';
+
+/** Activities of the CPU worker (task queue `tandem-cpu`). */
+export type CpuActivities = ReturnType<typeof createEnvActivities> & ReturnType<typeof createPublishActivities>;
+
+/** Activities of a policy worker (task queue per worker, e.g. `tandem-policy-0`). */
+export type PolicyActivities = ReturnType<typeof createAgentTurnActivities> & ReturnType<typeof createUpdateActivities>;

@@ -1,0 +1,116 @@
+// updatePolicy (policy worker): one AT-GRPO update of one policy from exactly one iteration's
+// samples, read from Kafka (never from workflow history).
+//   1. read the run's trajectories (scores) and rollouts (tokens) published since the last update
+//   2. keep this (run, iteration, policy), each sample id once; join tokens to scores by sample id
+//   3. group-relative advantages per (problem, turn, agent) group
+//   4. the engine steps the policy and saves a checkpoint (idempotent by policy version)
+//   5. only then move the consumer group's offsets
+import { ApplicationFailure, heartbeat } from '@temporalio/activity';
+import type { Kafka } from 'kafkajs';
+import type { RunConfig } from '../configs/schema.js';
+import { groupAdvantages } from '../domain/atgrpo.js';
+import { readBatch } from '../infra/kafka/readBatch.js';
+import { TOPICS } from '../infra/settings.js';
+import type { UpdateResult } from '../services/engine/client.js';
+import { ensurePolicy, type PolicyWorkerDeps } from './agentTurn.js';
+import { checkpointRoot, engineKey, type PolicyRef } from './policy.js';
+import type { RolloutRecord, TrajectoryRecord } from './records.js';
+
+export interface UpdateInput {
+  policy: PolicyRef;
+  iteration: number;
+  fromVersion: number;
+  /** How many scored samples the iteration's episodes published for this policy. */
+  expectedSamples: number;
+  update: RunConfig['update'];
+}
+
+export interface UpdateSummary {
+  fromVersion: number;
+  toVersion: number;
+  samples: number;
+  groups: number;
+  replayed: boolean;
+  checkpoint: string;
+  metrics: Record<string, number>;
+}
+
+export function createUpdateActivities(deps: PolicyWorkerDeps & { kafka: Kafka }) {
+  return {
+    async updatePolicy(input: UpdateInput): Promise<UpdateSummary> {
+      const { policy, iteration } = input;
+      await ensurePolicy(deps, policy, null);
+      const batch = await readBatch(deps.kafka, `tandem-update.${policy.runId}.${policy.spec.name}`, [TOPICS.trajectories, TOPICS.rollouts]);
+      heartbeat('read');
+
+      const scores = new Map<string, TrajectoryRecord>();
+      const tokens = new Map<string, RolloutRecord>();
+      for (const { topic, value } of batch.records) {
+        const r = JSON.parse(value) as TrajectoryRecord | RolloutRecord;
+        if (r.runId !== policy.runId || r.policy !== policy.spec.name || r.iteration !== iteration) continue;
+        if (topic === TOPICS.trajectories) scores.set(r.sampleId, r as TrajectoryRecord);
+        else tokens.set(r.sampleId, r as RolloutRecord);
+      }
+      if (scores.size !== input.expectedSamples) {
+        // Retryable: a publish may not be visible yet. Never update on a partial iteration.
+        throw ApplicationFailure.retryable(
+          `iteration ${iteration} of ${policy.spec.name}: ${scores.size} scored samples in Kafka, ${input.expectedSamples} expected`,
+          'IncompleteIteration',
+        );
+      }
+      const missing = [...scores.keys()].filter((id) => !tokens.has(id));
+      if (missing.length > 0) {
+        throw ApplicationFailure.nonRetryable(`${missing.length} scored samples have no rollout record, e.g. ${missing[0]}`, 'MissingRollout');
+      }
+      for (const s of scores.values()) {
+        if (s.policyVersion !== input.fromVersion) {
+          throw ApplicationFailure.nonRetryable(
+            `sample ${s.sampleId} came from version ${s.policyVersion}, the update starts from ${input.fromVersion}`,
+            'OffPolicySample',
+          );
+        }
+      }
+
+      const scored = [...scores.values()];
+      const advantages = groupAdvantages(scored, input.update.norm_adv_by_std);
+      const result = await deps.engine.request<UpdateResult>('update', {
+        policy: engineKey(policy),
+        from_version: input.fromVersion,
+        samples: scored.map((s) => {
+          const t = tokens.get(s.sampleId)!;
+          return {
+            sample_id: s.sampleId,
+            prompt_ids: t.promptIds,
+            response_ids: t.responseIds,
+            logprobs: t.logprobs,
+            advantage: advantages.get(s.sampleId)!,
+          };
+        }),
+        lr: input.update.lr,
+        clip_low: input.update.clip_low,
+        clip_high: input.update.clip_high,
+        max_grad_norm: input.update.max_grad_norm,
+        micro_batch_size: input.update.micro_batch_size,
+        checkpoint_root: checkpointRoot(policy, deps.dataDir),
+      });
+      // The checkpoint is on disk: now the offsets may move past these records.
+      await batch.commit();
+      return {
+        fromVersion: input.fromVersion,
+        toVersion: result.version,
+        samples: scored.length,
+        groups: new Set(scored.map((s) => s.groupKey)).size,
+        replayed: result.replayed,
+        checkpoint: result.checkpoint,
+        metrics: {
+          loss: result.loss,
+          clip_fraction: result.clip_fraction,
+          approx_kl: result.approx_kl,
+          grad_norm: result.grad_norm,
+          tokens: result.tokens,
+          logprob_gap: result.logprob_gap,
+        },
+      };
+    },
+  };
+}

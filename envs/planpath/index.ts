@@ -1,0 +1,28 @@
+// Public API of the Plan-Path environment.
+export {
+  DEFAULT_MAX_STEPS,
+  PLANPATH_REWARDS,
+  applyMoves,
+  bfsShortestPath,
+  generate,
+  initialState,
+  render,
+  type Coord,
+  type GenerateOptions,
+  type MoveResult,
+  type PlanPathRewards,
+  type PlanPathState,
+} from './grid.js';
+export {
+  PLANPATH_AGENTS,
+  buildPrompt,
+  extractCode,
+  parseActionList,
+  scorePlanAgent,
+  scoreToolAgent,
+  type AgentScore,
+  type PlanPathAgent,
+  type PromptContext,
+  type ToolExecution,
+  type ToolResult,
+} from './roles.js';

@@ -1,0 +1,77 @@
+// Reading "everything published so far" from topics, for a consumer group: from the group's
+// committed offsets up to the high watermarks taken at the start. The caller commits the new
+// offsets only after it has durably used the records (see commit()).
+import type { Kafka } from 'kafkajs';
+
+export interface BatchRead {
+  records: { topic: string; value: string }[];
+  /** Moves the group's offsets to the end of what was read. */
+  commit(): Promise<void>;
+}
+
+export async function readBatch(kafka: Kafka, groupId: string, topics: string[]): Promise<BatchRead> {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    // Where to stop: the end of each partition now. Where to start: the group's offsets.
+    const ends = new Map<string, bigint>();
+    const remaining = new Set<string>();
+    for (const topic of topics) {
+      const committed = await admin.fetchOffsets({ groupId, topics: [topic] });
+      const start = new Map(committed[0].partitions.map((p) => [p.partition, BigInt(p.offset)]));
+      for (const p of await admin.fetchTopicOffsets(topic)) {
+        const id = `${topic}:${p.partition}`;
+        ends.set(id, BigInt(p.high));
+        const from = start.get(p.partition) ?? -1n;
+        const low = BigInt(p.low);
+        if ((from < 0n ? low : from) < BigInt(p.high)) remaining.add(id);
+      }
+    }
+    const records: BatchRead['records'] = [];
+    if (remaining.size > 0) {
+      const consumer = kafka.consumer({ groupId, allowAutoTopicCreation: false });
+      await consumer.connect();
+      try {
+        await consumer.subscribe({ topics, fromBeginning: true });
+        await new Promise<void>((resolve, reject) => {
+          consumer
+            .run({
+              autoCommit: false,
+              eachBatch: async ({ batch }) => {
+                const id = `${batch.topic}:${batch.partition}`;
+                const end = ends.get(id)!;
+                for (const m of batch.messages) {
+                  if (BigInt(m.offset) >= end) break;
+                  if (m.value) records.push({ topic: batch.topic, value: m.value.toString('utf8') });
+                  if (BigInt(m.offset) + 1n >= end) remaining.delete(id);
+                }
+                if (remaining.size === 0) resolve();
+              },
+            })
+            .catch(reject);
+        });
+      } finally {
+        await consumer.disconnect();
+      }
+    }
+    return {
+      records,
+      commit: async () => {
+        const admin2 = kafka.admin();
+        await admin2.connect();
+        try {
+          for (const topic of topics) {
+            const partitions = [...ends.entries()]
+              .filter(([id]) => id.startsWith(`${topic}:`))
+              .map(([id, end]) => ({ partition: Number(id.slice(topic.length + 1)), offset: end.toString() }));
+            await admin2.setOffsets({ groupId, topic, partitions });
+          }
+        } finally {
+          await admin2.disconnect();
+        }
+      },
+    };
+  } finally {
+    await admin.disconnect();
+  }
+}

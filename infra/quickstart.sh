@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# The main job: set up, bring the local stack up, and train the default config, printing one
+# line per iteration. The stack stays up afterwards (`npx tandem stack down` stops it).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+bash infra/setup.sh
+node bin/tandem.js stack up
+node bin/tandem.js train configs/planpath/planpath_L1_prompt.yaml --wait "$@"

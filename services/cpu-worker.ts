@@ -1,0 +1,29 @@
+// The CPU worker: runs the workflows (trainingRun, episode) and the CPU activities (env reset,
+// candidate scoring, publishing) on task queue `tandem-cpu`.
+import { Worker } from '@temporalio/worker';
+import { createEnvActivities } from '../activities/env.js';
+import { createPublishActivities } from '../activities/publish.js';
+import { lazyProducer, makeKafka } from '../infra/kafka/client.js';
+import { CPU_QUEUE, projectPath, READY_LINE, stackSettings } from '../infra/settings.js';
+import { connectTemporal } from './worker-common.js';
+
+const s = stackSettings();
+const producer = lazyProducer(makeKafka(s.kafkaBrokers, 'tandem-cpu-worker'));
+const worker = await Worker.create({
+  connection: await connectTemporal(),
+  namespace: s.namespace,
+  taskQueue: CPU_QUEUE,
+  workflowsPath: projectPath('workflows/index.ts'),
+  bundlerOptions: {
+    // Source files import each other as `./x.js`; webpack must find the `.ts` behind them.
+    webpackConfigHook: (config) => {
+      config.resolve = { ...config.resolve, extensionAlias: { '.js': ['.ts', '.js'] } };
+      return config;
+    },
+  },
+  activities: { ...createEnvActivities(), ...createPublishActivities(producer) },
+  maxConcurrentActivityTaskExecutions: 4,
+});
+console.log(`${READY_LINE} cpu-worker on task queue ${CPU_QUEUE}`);
+await worker.run();
+await producer.close();

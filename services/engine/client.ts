@@ -1,0 +1,111 @@
+// The policy worker's handle on its tensor engine: a Python child process (engine.py) that
+// speaks JSON lines on stdin/stdout (see services/engine/PROTOCOL.md). If the process dies,
+// requests in flight fail (Temporal retries their activities) and the next request starts a
+// fresh engine, which reloads each policy from its latest checkpoint on first use.
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { projectPath } from '../../infra/settings.js';
+
+export class EngineError extends Error {
+  constructor(readonly type: string, message: string) {
+    super(message);
+    this.name = `Engine${type}`;
+  }
+}
+
+type Pending = { resolve: (v: unknown) => void; reject: (e: Error) => void };
+
+export class EngineClient {
+  private proc?: ChildProcessWithoutNullStreams;
+  private ready?: Promise<void>;
+  private pending = new Map<number, Pending>();
+  private nextId = 1;
+
+  constructor(private readonly device: string, private readonly log: (line: string) => void = (l) => process.stderr.write(`${l}\n`)) {}
+
+  /** Starts the engine if it is not running; resolves once it has said it is ready. */
+  start(): Promise<void> {
+    if (this.ready) return this.ready;
+    const proc = spawn(projectPath('.venv/bin/python'), [projectPath('services/engine/engine.py'), '--device', this.device], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: { ...process.env, HF_HUB_OFFLINE: '1', TRANSFORMERS_OFFLINE: '1', PYTHONUNBUFFERED: '1' },
+    });
+    this.proc = proc;
+    createInterface({ input: proc.stderr }).on('line', (l) => this.log(`[engine] ${l}`));
+    this.ready = new Promise<void>((resolve, reject) => {
+      let started = false;
+      createInterface({ input: proc.stdout }).on('line', (line) => {
+        let msg: any;
+        try {
+          msg = JSON.parse(line);
+        } catch {
+          this.log(`[engine stdout] ${line}`);
+          return;
+        }
+        if (!started && msg.ready) {
+          started = true;
+          this.log(`[engine] ready on ${msg.device} (torch ${msg.torch})`);
+          resolve();
+          return;
+        }
+        const waiter = this.pending.get(msg.id);
+        if (!waiter) return;
+        this.pending.delete(msg.id);
+        if (msg.ok) waiter.resolve(msg.result);
+        else waiter.reject(new EngineError(msg.error?.type ?? 'Error', msg.error?.message ?? 'engine error'));
+      });
+      proc.on('exit', (code, signal) => {
+        const err = new EngineError('Died', `engine exited (code ${code}, signal ${signal})`);
+        this.log(`[engine] ${err.message}`);
+        if (!started) reject(err);
+        for (const w of this.pending.values()) w.reject(err);
+        this.pending.clear();
+        this.proc = undefined;
+        this.ready = undefined;
+      });
+    });
+    return this.ready;
+  }
+
+  async request<T>(op: string, params: Record<string, unknown>): Promise<T> {
+    await this.start();
+    const id = this.nextId++;
+    return new Promise<T>((resolve, reject) => {
+      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
+      this.proc!.stdin.write(`${JSON.stringify({ id, op, ...params })}\n`);
+    });
+  }
+
+  async stop(): Promise<void> {
+    const proc = this.proc;
+    if (!proc) return;
+    proc.stdin.end();
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(() => (proc.kill('SIGKILL'), resolve()), 5000);
+      proc.once('exit', () => (clearTimeout(timer), resolve()));
+    });
+  }
+}
+
+// ---- typed wrappers for the ops the activities use
+
+export interface Candidate {
+  text: string;
+  prompt_ids: number[];
+  response_ids: number[];
+  logprobs: number[];
+  finish_reason: string;
+}
+
+export interface UpdateResult {
+  version: number;
+  replayed: boolean;
+  loss: number;
+  clip_fraction: number;
+  approx_kl: number;
+  grad_norm: number;
+  tokens: number;
+  samples: number;
+  logprob_gap: number;
+  checkpoint: string;
+}

@@ -1,0 +1,70 @@
+"""Tandem tensor engine: a long-running JSON-lines server (stdin -> stdout).
+
+    python services/engine/engine.py --device cpu|cuda|cuda:N
+
+Prints {"ready": true, "device": ..., "torch": ...} once, then answers one JSON line per
+request line. stdout carries protocol lines only; every log goes to stderr.
+Env: TANDEM_TORCH_THREADS (torch intra-op threads), TANDEM_GEN_BATCH (max rows sampled at once).
+See PROTOCOL.md for the ops.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+# Never touch the Hugging Face hub: models are loaded from local folders only.
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["TRANSFORMERS_OFFLINE"] = "1"
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description="Tandem tensor engine (JSON lines on stdin/stdout)")
+    ap.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N")
+    args = ap.parse_args()
+
+    # Keep the real stdout for protocol lines and point fd 1 at stderr, so that stray prints
+    # (ours, libraries', even C code's) can never corrupt the protocol stream.
+    proto = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+
+    import torch
+
+    if os.environ.get("TANDEM_TORCH_THREADS"):
+        torch.set_num_threads(int(os.environ["TANDEM_TORCH_THREADS"]))
+    if args.device.startswith("cuda"):
+        if not torch.cuda.is_available():
+            print(f"[engine] --device {args.device} requested but CUDA is not available", file=sys.stderr)
+            return 2
+    elif args.device != "cpu":
+        print(f"[engine] unsupported --device {args.device!r} (use cpu, cuda or cuda:N)", file=sys.stderr)
+        return 2
+
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from tandem_engine.server import Engine, error
+
+    engine = Engine(args.device)
+
+    def send(obj: dict) -> None:
+        try:
+            line = json.dumps(obj, allow_nan=False, ensure_ascii=False)
+        except (TypeError, ValueError) as e:  # e.g. a NaN slipped into a result
+            line = json.dumps(error(obj.get("id"), "InternalError", f"unserialisable response: {e}"))
+        proto.write(line + "\n")
+        proto.flush()
+
+    send({"ready": True, "device": str(engine.device), "torch": torch.__version__})
+    print(f"[engine] ready on {engine.device} (torch {torch.__version__}, {torch.get_num_threads()} threads)",
+          file=sys.stderr, flush=True)
+    for line in sys.stdin:
+        if line.strip():
+            send(engine.handle_line(line))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Tandem tensor engine: sampling and PPO/GRPO updates for HF causal LMs over JSON lines."""

@@ -1,0 +1,54 @@
+// Proves kafkajs 2.2.4 against the pinned broker (infra/kafka/pom.xml): topics, acks=all
+// produce, consumer groups (which fail on some 4.x single-node set-ups), committed offsets,
+// and readBatch's "everything since the last commit" contract the update relies on.
+import assert from 'node:assert/strict';
+import { after, test } from 'node:test';
+import { lazyProducer } from '../../infra/kafka/client.js';
+import { readBatch } from '../../infra/kafka/readBatch.js';
+import { TOPIC_PARTITIONS } from '../../infra/kafka/topics.js';
+import { TOPICS } from '../../infra/settings.js';
+import { kafka } from '../support/stack.js';
+
+const k = kafka();
+const producer = lazyProducer(k);
+after(() => producer.close());
+
+test('the broker is the pinned 3.x KRaft node and has Tandem topics', async () => {
+  const admin = k.admin();
+  await admin.connect();
+  try {
+    const meta = await admin.fetchTopicMetadata({ topics: Object.values(TOPICS) });
+    for (const t of meta.topics) assert.equal(t.partitions.length, TOPIC_PARTITIONS, t.name);
+    const cluster = await admin.describeCluster();
+    assert.equal(cluster.brokers.length, 1);
+  } finally {
+    await admin.disconnect();
+  }
+});
+
+test('readBatch reads everything since the committed offsets, and only that after commit', async () => {
+  const topic = TOPICS.trajectories;
+  const group = `test-readbatch-${Date.now()}`;
+  const tag = `t${Date.now()}`;
+  // Start the group at the current end, so other tests' records do not count.
+  await (await readBatch(k, group, [topic])).commit();
+
+  const first = Array.from({ length: 7 }, (_, i) => ({ key: `k${i % 3}`, value: JSON.stringify({ tag, i }) }));
+  await producer.send(topic, first);
+  const read1 = await readBatch(k, group, [topic]);
+  const mine1 = read1.records.map((r) => JSON.parse(r.value)).filter((v) => v.tag === tag);
+  assert.deepEqual(mine1.map((v) => v.i).sort(), [0, 1, 2, 3, 4, 5, 6]);
+
+  // Not committed: a second read sees the same records again (what a retried update does).
+  const again = await readBatch(k, group, [topic]);
+  assert.equal(again.records.filter((r) => JSON.parse(r.value).tag === tag).length, 7);
+  await again.commit();
+
+  await producer.send(topic, [{ key: 'k0', value: JSON.stringify({ tag, i: 7 }) }]);
+  const read2 = await readBatch(k, group, [topic]);
+  assert.deepEqual(read2.records.map((r) => JSON.parse(r.value)).filter((v) => v.tag === tag).map((v) => v.i), [7]);
+  await read2.commit();
+
+  const read3 = await readBatch(k, group, [topic]);
+  assert.equal(read3.records.filter((r) => JSON.parse(r.value).tag === tag).length, 0);
+});

@@ -1,0 +1,31 @@
+// Clients for the test stack that infra/test.sh brings up (settings from infra/test-env.sh).
+import { Client, Connection } from '@temporalio/client';
+import { drizzle } from 'drizzle-orm/node-postgres';
+import pg from 'pg';
+import { makeKafka } from '../../infra/kafka/client.js';
+import { stackSettings } from '../../infra/settings.js';
+
+export const settings = stackSettings();
+
+export async function temporal(): Promise<{ client: Client; close: () => Promise<void> }> {
+  const connection = await Connection.connect({ address: settings.temporalAddress });
+  return { client: new Client({ connection, namespace: settings.namespace }), close: () => connection.close() };
+}
+
+export const kafka = () => makeKafka(settings.kafkaBrokers, `tandem-test-${process.pid}`);
+
+export function database() {
+  const pool = new pg.Pool({ connectionString: settings.databaseUrl, max: 2 });
+  return { db: drizzle(pool), pool, close: () => pool.end() };
+}
+
+/** Polls `check` until it returns a value (not undefined) or the time is up. */
+export async function eventually<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await check();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}

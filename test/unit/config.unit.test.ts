@@ -1,0 +1,84 @@
+import assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { loadRunConfig } from '../../configs/load.js';
+import { parseRunConfig, policiesOf } from '../../configs/schema.js';
+
+const SKELETON = 'configs/planpath/planpath_L1_prompt.yaml';
+
+test('the skeleton config is valid and normalised with defaults', () => {
+  const r = loadRunConfig(SKELETON);
+  assert.ok(r.ok, JSON.stringify(!r.ok && r.issues));
+  assert.equal(r.config.algorithm, 'at_grpo');
+  assert.equal(r.config.training.train_sample_num, 4);
+  assert.equal(r.config.agent_policy_configs.agent_configs.agent_0.train_llm_config.top_k, -1); // default filled in
+  assert.deepEqual(policiesOf(r.config), [
+    { name: 'shared_model', modelPath: '.tools/models/tandem-tiny', agents: ['tool_call_agent', 'plan_agent'], taskQueue: 'tandem-policy-0', device: 'cpu' },
+  ]);
+});
+
+test('dotted overrides are applied and typed as YAML', () => {
+  const r = loadRunConfig(SKELETON, ['training.train_sample_num=8', 'rollout.if_greedy=false', 'env.map_size=6']);
+  assert.ok(r.ok);
+  assert.equal(r.config.training.train_sample_num, 8);
+  assert.equal(r.config.rollout.if_greedy, false);
+  assert.equal(r.config.env.map_size, 6);
+});
+
+test('every error is reported with its field path, in one pass', () => {
+  const r = loadRunConfig(SKELETON, [
+    'training.train_sample_num=many', // wrong type
+    'env.mapsize=5', // unknown key
+    'multi_agent_interaction.turn_order=[tool_call_agent, coder]', // unknown agent
+    'agent_policy_configs.agent_configs.agent_1.policy_name=nobody', // unknown policy
+  ]);
+  assert.ok(!r.ok);
+  const paths = r.issues.map((i) => i.path).sort();
+  assert.deepEqual(paths, [
+    'agent_policy_configs.agent_configs.agent_1.policy_name',
+    'env.mapsize',
+    'multi_agent_interaction.turn_order[1]',
+    'training.train_sample_num',
+  ]);
+});
+
+test('a malformed override is an error, not an exception', () => {
+  const r = loadRunConfig(SKELETON, ['training']);
+  assert.ok(!r.ok);
+  assert.equal(r.issues[0].path, 'training');
+});
+
+test('non-object input is rejected with a root error', () => {
+  const r = parseRunConfig(42);
+  assert.ok(!r.ok);
+  assert.equal(r.issues[0].path, '(root)');
+});
+
+test('`tandem config check` prints all three planted errors with paths and exits 1', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tandem-config-'));
+  const file = join(dir, 'bad.yaml');
+  const yaml = execFileSync(process.execPath, ['bin/tandem.js', 'config', 'check', SKELETON], { encoding: 'utf8' });
+  writeFileSync(
+    file,
+    yaml
+      .replace('train_sample_num: 4', 'train_sample_num: -4')
+      .replace('name: plan_path', 'name: plan_paths')
+      .replace('temperature: 1', 'temprature: 1'),
+  );
+  const r = spawnSync(process.execPath, ['bin/tandem.js', 'config', 'check', file], { encoding: 'utf8' });
+  assert.equal(r.status, 1);
+  assert.match(r.stderr, /3 error\(s\)/);
+  assert.match(r.stderr, /training\.train_sample_num: /);
+  assert.match(r.stderr, /env\.name: /);
+  assert.match(r.stderr, /agent_policy_configs\.agent_configs\.agent_0\.train_llm_config\.temprature: unknown key/);
+});
+
+test('`tandem config check` on a good file prints the normalised YAML and exits 0', () => {
+  const r = spawnSync(process.execPath, ['bin/tandem.js', 'config', 'check', SKELETON, 'alpha=0.7'], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /^alpha: 0.7$/m);
+  assert.match(r.stdout, /norm_adv_by_std: true/);
+});

@@ -1,0 +1,360 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  PLANPATH_AGENTS,
+  PLANPATH_REWARDS,
+  applyMoves,
+  bfsShortestPath,
+  buildPrompt,
+  extractCode,
+  generate,
+  initialState,
+  parseActionList,
+  render,
+  scorePlanAgent,
+  scoreToolAgent,
+  type PlanPathState,
+} from '../../envs/planpath/index.js';
+
+const close = (actual: number, expected: number, message?: string) =>
+  assert.ok(Math.abs(actual - expected) < 1e-9, `${message ?? ''} expected ${expected}, got ${actual}`);
+
+// A 3x3 map with one wall:   S . G
+//                            . # .
+//                            . . .
+const ROWS = ['...', '.#.', '...'];
+const corridor = (maxSteps?: number): PlanPathState => initialState(ROWS, [0, 0], [0, 2], maxSteps);
+
+// ---------------------------------------------------------------- generator
+
+test('generate is deterministic by seed and varies across seeds', () => {
+  const opts = { mapSize: 8, blockedRatio: 0.22 };
+  assert.deepEqual(generate(42, opts), generate(42, opts));
+  const layouts = new Set(Array.from({ length: 20 }, (_, seed) => JSON.stringify(generate(seed, opts))));
+  assert.ok(layouts.size > 15, `only ${layouts.size} distinct maps for 20 seeds`);
+});
+
+test('generated maps are well formed and solvable over 500 seeds, 5x5 to 10x10', () => {
+  let blocked = 0;
+  let cells = 0;
+  for (let seed = 0; seed < 500; seed++) {
+    const mapSize = 5 + (seed % 6);
+    const s = generate(seed, { mapSize, blockedRatio: 0.22 });
+    assert.equal(s.rows.length, mapSize);
+    for (const row of s.rows) assert.match(row, new RegExp(`^[.#]{${mapSize}}$`));
+    assert.notDeepEqual(s.start, s.goal);
+    assert.deepEqual(s.pos, s.start);
+    assert.equal(s.rows[s.start[0]][s.start[1]], '.');
+    assert.equal(s.rows[s.goal[0]][s.goal[1]], '.');
+    const path = bfsShortestPath(s.rows, s.start, s.goal);
+    assert.ok(path !== null, `seed ${seed}: goal unreachable`);
+    assert.equal(s.optimalLength, path.length);
+    assert.ok(s.optimalLength >= 1);
+    assert.deepEqual(applyMoves(s, path).solved, true, `seed ${seed}: BFS path does not solve`);
+    assert.deepEqual(JSON.parse(JSON.stringify(s)), s, 'state is JSON-serialisable');
+    for (const row of s.rows) for (const cell of row) blocked += cell === '#' ? 1 : 0;
+    cells += mapSize * mapSize;
+  }
+  const ratio = blocked / cells;
+  assert.ok(ratio > 0.17 && ratio < 0.27, `blocked ratio ${ratio}`);
+});
+
+test('generate falls back to an all-free grid when no solvable map can be drawn', () => {
+  const s = generate(1, { mapSize: 4, blockedRatio: 1 });
+  assert.deepEqual(s.rows, ['....', '....', '....', '....']);
+  assert.deepEqual([s.start, s.goal], [[0, 0], [3, 3]]);
+  assert.equal(s.optimalLength, 6);
+});
+
+test('bfsShortestPath finds shortest moves, [] for the same cell, null when walled off', () => {
+  assert.deepEqual(bfsShortestPath(ROWS, [0, 0], [0, 2]), ['R', 'R']);
+  assert.equal(bfsShortestPath(ROWS, [0, 0], [2, 2])?.length, 4);
+  assert.deepEqual(bfsShortestPath(ROWS, [1, 0], [1, 0]), []);
+  assert.equal(bfsShortestPath(['.#.', '##.', '...'], [0, 0], [2, 2]), null);
+  assert.equal(bfsShortestPath(ROWS, [0, 0], [1, 1]), null, 'goal on a wall');
+});
+
+test('render marks the position and goal and gives coordinates', () => {
+  assert.equal(render(corridor()), 'S.G\n.#.\n...\nCurrent position (row, col): (0, 0); goal: (0, 2)');
+});
+
+// ---------------------------------------------------------------- rewards
+
+test('a valid step costs r_step plus shaping gamma*phi(next) - phi(cur)', () => {
+  // (0,0) -> (0,1): phi -2 -> -1, shaping 0.99 * -1 + 2 = 1.01.
+  const { reward, state, done } = applyMoves(corridor(), ['R']);
+  close(reward, -0.01 + 1.01);
+  assert.deepEqual(state.pos, [0, 1]);
+  assert.equal(state.steps, 1);
+  assert.equal(done, false);
+});
+
+test('shaping is negative when moving away from the goal', () => {
+  // (0,0) -> (1,0): phi -2 -> -3, shaping 0.99 * -3 + 2 = -0.97.
+  const { reward } = applyMoves(corridor(), ['D']);
+  close(reward, -0.01 - 0.97);
+  assert.ok(reward < 0);
+});
+
+test('an invalid move costs r_invalid, keeps the position and counts', () => {
+  // Off the grid: phi stays -2, shaping 0.99 * -2 + 2 = 0.02.
+  const off = applyMoves(corridor(), ['U']);
+  close(off.reward, -0.1 + 0.02);
+  assert.deepEqual(off.state.pos, [0, 0]);
+  assert.equal(off.invalidMoves, 1);
+  assert.equal(off.state.invalidCount, 1);
+  assert.equal(off.state.steps, 1);
+  // Into the wall from (0,1), and unknown tokens.
+  const wall = applyMoves(corridor(), ['R', 'D', 'X', 'constructor']);
+  assert.equal(wall.invalidMoves, 3);
+  assert.deepEqual(wall.state.pos, [0, 1]);
+});
+
+test('reaching the goal in the optimal number of steps earns r_goal + r_opt', () => {
+  const first = applyMoves(corridor(), ['R']);
+  const second = applyMoves(first.state, ['R']);
+  // (0,1) -> (0,2): -0.01 + (0 + 1) + 1.0 + 0.5.
+  close(second.reward, -0.01 + 1 + PLANPATH_REWARDS.rGoal + PLANPATH_REWARDS.rOpt);
+  assert.equal(second.solved, true);
+  assert.equal(second.done, true);
+  close(second.state.totalReward, first.reward + second.reward);
+  // Optimality counts the whole episode, across calls.
+  const all = applyMoves(corridor(), ['R', 'R']);
+  close(all.reward, first.reward + second.reward);
+});
+
+test('reaching the goal by a longer route earns r_goal without r_opt, and later moves are ignored', () => {
+  const { reward, state } = applyMoves(corridor(), ['U', 'R', 'R', 'L', 'L']);
+  const expected =
+    -0.1 + 0.02 + // U: invalid
+    -0.01 + 1.01 + // R
+    -0.01 + 1 + PLANPATH_REWARDS.rGoal; // R: goal after 3 steps, optimal is 2
+  close(reward, expected);
+  assert.equal(state.steps, 3);
+  assert.equal(state.solved, true);
+  const after = applyMoves(state, ['L']);
+  assert.equal(after.reward, 0);
+  assert.deepEqual(after.state, state);
+});
+
+test('running out of steps costs r_fail and ends the episode unsolved', () => {
+  const { reward, done, solved, state } = applyMoves(corridor(2), ['D', 'U', 'R']);
+  // D: -0.01 - 0.97; U back: -0.01 + (0.99 * -2 + 3) = 1.01; then r_fail.
+  close(reward, -0.01 - 0.97 + (-0.01 + 1.02) + PLANPATH_REWARDS.rFail);
+  assert.equal(done, true);
+  assert.equal(solved, false);
+  assert.equal(state.steps, 2, 'the third move is not applied');
+});
+
+test('custom reward constants are honoured', () => {
+  const noShaping = { ...PLANPATH_REWARDS, lambdaPot: 0 };
+  close(applyMoves(corridor(), ['R'], noShaping).reward, -0.01);
+  close(applyMoves(corridor(), ['U'], noShaping).reward, -0.1);
+});
+
+test('applyMoves does not mutate its input', () => {
+  const s = corridor();
+  const snapshot = structuredClone(s);
+  const frozen = deepFreeze(structuredClone(s));
+  applyMoves(s, ['R', 'D', 'R', 'R']);
+  applyMoves(frozen, ['R', 'R']);
+  assert.deepEqual(s, snapshot);
+  const result = applyMoves(s, ['R']);
+  result.state.pos[0] = 99;
+  result.state.rows[0] = 'xxx';
+  assert.deepEqual(s, snapshot, 'the result shares no arrays with the input');
+});
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object') {
+    for (const v of Object.values(value)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+// ---------------------------------------------------------------- parsers
+
+test('parseActionList handles the formats models produce', () => {
+  const cases: Array<[string, string[] | null]> = [
+    ['**Actions List**: ["U", "R", "D", "L"]', ['U', 'R', 'D', 'L']],
+    ["**Actions List**: ['U', 'R']\n", ['U', 'R']],
+    ['searching...\nActions List: [u, r]\ndone', ['U', 'R']],
+    ['**actions list:** [\n  "D",\n  "D"\n]', ['D', 'D']],
+    ['**Actions List**: RRDD', ['R', 'R', 'D', 'D']],
+    ['**Actions List**: [0, 1, 2, 3]', ['U', 'D', 'L', 'R']],
+    ['Reasoning...\n#### ["U","R"]', ['U', 'R']],
+    ['#### [U,R,D,L]', ['U', 'R', 'D', 'L']],
+    ['#### up, Down, LEFT, right', ['U', 'D', 'L', 'R']],
+    ['#### R R D', ['R', 'R', 'D']],
+    ['#### **["R"]**', ['R']],
+    ['####\n```json\n["L", "U"]\n```', ['L', 'U']],
+    ['#### Final answer: ["R"]', ['R']],
+    ['#### ["R", "jump", 7]', ['R', 'X', 'X']],
+    ['#### ["R", "D"', ['R', 'D']],
+    ['#### []', []],
+    ['**Actions List**: []', []],
+    ['#### [U]\nsome thought\n#### [D, D]', ['D', 'D']],
+    ['**Actions List**: ["U"]\n#### ["R"]', ['R']],
+    ['##### [L]', ['L']],
+    ['', null],
+    ['just some text with no list [U, R]', null],
+    ['#### I am not sure', null],
+    ['####', null],
+    ['**Actions List**:', null],
+    ['garbage \u0000\uffff ### [[[', null],
+  ];
+  for (const [input, expected] of cases) {
+    assert.deepEqual(parseActionList(input), expected, JSON.stringify(input));
+  }
+});
+
+test('parseActionList caps lists and never throws, even on huge or hostile input', () => {
+  assert.equal(parseActionList(`#### [${'"U",'.repeat(100_000)}"D"]`)?.length, 200);
+  assert.equal(parseActionList(`#### ${'R'.repeat(5000)}`)?.length, 200);
+  const hostile = [
+    '#'.repeat(1_000_000),
+    '['.repeat(1_000_000),
+    `#### ${'['.repeat(100_000)}`,
+    `actions list${' '.repeat(200_000)}`,
+    '```'.repeat(100_000),
+    `**Actions List**: ${'x'.repeat(1_000_000)}`,
+    null as unknown as string,
+    undefined as unknown as string,
+    42 as unknown as string,
+  ];
+  for (const input of hostile) {
+    const started = performance.now();
+    assert.doesNotThrow(() => parseActionList(input));
+    assert.doesNotThrow(() => extractCode(input));
+    assert.ok(performance.now() - started < 2000, 'parsing is not super-linear');
+  }
+});
+
+test('extractCode takes the last python block, else a bare block', () => {
+  assert.equal(extractCode('```python\nprint(1)\n```\ntext\n```python\nprint(2)\n```'), 'print(2)');
+  assert.equal(extractCode('```python\nprint(1)\n```\n```\nnot preferred\n```'), 'print(1)');
+  assert.equal(extractCode('```\nprint(3)\n```'), 'print(3)');
+  assert.equal(extractCode('```py\nprint(4)\n```'), 'print(4)');
+  assert.equal(extractCode('```json\n["U"]\n```'), null);
+  assert.equal(extractCode('no code here'), null);
+  assert.equal(extractCode('```python\n\n```'), null);
+  assert.equal(extractCode('Here:\n```python\nprint("cut off'), 'print("cut off');
+});
+
+// ---------------------------------------------------------------- scoring
+
+const ALPHA = 0.5;
+const ok = (stdout: string) => ({ code: 'print(...)', stdout, exitCode: 0, timedOut: false });
+
+test('tool agent: no code, crashing code, timeouts and empty output', () => {
+  const s = corridor();
+  const cases: Array<[Parameters<typeof scoreToolAgent>[1], number, string]> = [
+    [{ code: null, stdout: '', exitCode: null, timedOut: false }, -2, 'no code'],
+    [{ code: 'raise X', stdout: 'Traceback', exitCode: 1, timedOut: false }, -1, 'code error: exit 1'],
+    [{ code: 'while 1: pass', stdout: '', exitCode: null, timedOut: true }, -1, 'code error: timed out'],
+    [ok(''), -2, 'no action list in output'],
+    [ok('**Actions List**: []'), -2, 'empty action list'],
+  ];
+  for (const [exec, local, outcome] of cases) {
+    const score = scoreToolAgent(s, exec, ALPHA);
+    assert.equal(score.local, local, outcome);
+    assert.equal(score.global, 0);
+    assert.equal(score.reward, local);
+    assert.equal(score.outcome, outcome);
+    assert.deepEqual(score.actions, []);
+    assert.equal(score.nextState, s);
+    assert.equal(score.done, false);
+  }
+});
+
+test('tool agent: a correct path is simulated, rewarded with the optimal bonus, and not applied', () => {
+  const s = corridor();
+  const score = scoreToolAgent(s, ok('path found\n**Actions List**: ["R", "R"]\n'), ALPHA);
+  close(score.local, applyMoves(s, ['R', 'R']).reward);
+  close(score.local, -0.01 + 1.01 + (-0.01 + 1) + 1.0 + 0.5);
+  assert.equal(score.global, 1);
+  close(score.reward, score.local + ALPHA);
+  assert.deepEqual(score.actions, ['R', 'R']);
+  assert.equal(score.nextState, s, 'the environment is not advanced');
+  assert.equal(score.done, false);
+  assert.equal(score.solved, false);
+  assert.equal(score.outcome, 'simulated 2 moves, reached goal');
+});
+
+test('plan agent: missing or empty list', () => {
+  const s = corridor();
+  for (const [text, outcome] of [
+    ['I think we should go right.', 'no action list after ####'],
+    ['#### []', 'empty action list'],
+  ]) {
+    const score = scorePlanAgent(s, text, ALPHA);
+    assert.equal(score.local, -2);
+    assert.equal(score.reward, -2);
+    assert.equal(score.outcome, outcome);
+    assert.equal(score.nextState, s);
+    assert.equal(score.nextState.steps, 0, 'nothing is counted');
+  }
+});
+
+test('plan agent: a correct path solves the grid for real', () => {
+  const s = corridor();
+  const score = scorePlanAgent(s, 'The tool agent is right: two steps right.\n#### ["R", "R"]', ALPHA);
+  close(score.local, 3.49);
+  assert.equal(score.global, 1);
+  close(score.reward, 3.49 + ALPHA);
+  assert.equal(score.done, true);
+  assert.equal(score.solved, true);
+  assert.deepEqual(score.nextState.pos, [0, 2]);
+  assert.equal(score.outcome, '2 moves, reached goal');
+  assert.deepEqual(s.pos, [0, 0], 'input state untouched');
+});
+
+test('plan agent: a wrong path advances the state without solving', () => {
+  const s = corridor();
+  const score = scorePlanAgent(s, '#### [D, R, U]', ALPHA);
+  // D: -0.98; R into the wall: -0.1 + (0.99 * -3 + 3) = -0.07; U: -0.01 + (0.99 * -2 + 3) = 1.01.
+  close(score.local, -0.98 - 0.07 + 1.01);
+  assert.equal(score.global, 0);
+  assert.equal(score.reward, score.local);
+  assert.equal(score.done, false);
+  assert.deepEqual(score.nextState.pos, [0, 0]);
+  assert.equal(score.nextState.steps, 3);
+  assert.equal(score.outcome, '3 moves (1 invalid), ended at (0, 0)');
+});
+
+// ---------------------------------------------------------------- prompts
+
+test('agents run in the reference order', () => {
+  assert.deepEqual([...PLANPATH_AGENTS], ['tool_call_agent', 'plan_agent']);
+});
+
+test('tool agent prompt asks for python printing an Actions List and shows the grid', () => {
+  const [system, user] = buildPrompt('tool_call_agent', { state: corridor(), turn: 0 });
+  assert.equal(system.role, 'system');
+  assert.match(system.content, /```python/);
+  assert.match(system.content, /\*\*Actions List\*\*/);
+  assert.equal(user.role, 'user');
+  assert.ok(user.content.includes('S.G\n.#.\n...'));
+  assert.ok(user.content.includes('Current position (row, col): (0, 0); goal: (0, 2)'));
+});
+
+test('plan agent prompt contains the tool agent code, output and actions of the same turn', () => {
+  const toolResult = {
+    code: 'print("**Actions List**: [\\"R\\", \\"R\\"]")',
+    stdout: '**Actions List**: ["R", "R"]',
+    actions: ['R', 'R'],
+  };
+  const messages = buildPrompt('plan_agent', { state: corridor(), turn: 1, toolResult });
+  assert.equal(messages.length, 2);
+  const [system, user] = messages;
+  assert.match(system.content, /####/);
+  assert.ok(user.content.includes(toolResult.code));
+  assert.ok(user.content.includes(toolResult.stdout));
+  assert.ok(user.content.includes(`action list: ${JSON.stringify(['R', 'R'])}`));
+  assert.match(user.content, /turn 2/);
+  const none = buildPrompt('plan_agent', { state: corridor(), turn: 0, toolResult: { ...toolResult, actions: null } });
+  assert.match(none[1].content, /action list: none/);
+  const missing = buildPrompt('plan_agent', { state: corridor(), turn: 0 });
+  assert.match(missing[1].content, /no result this turn/);
+});

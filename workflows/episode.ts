@@ -1,0 +1,157 @@
+// One episode: reset -> for each turn, for each agent in turn_order: K candidates from the
+// agent's policy (prompted with the state and handoff the agents before it left) -> each
+// candidate scored on its own copy of the state -> the K form one group keyed
+// (problem, turn, agent) -> continue from the chosen candidate. At the end the episode's
+// scored samples go to Kafka; only small summaries stay in history.
+import { proxyActivities } from '@temporalio/workflow';
+import type { CandidateText } from '../activities/agentTurn.js';
+import type { ScoredCandidate } from '../activities/env.js';
+import type { CpuActivities, PolicyActivities } from '../activities/index.js';
+import type { PolicyRef } from '../activities/policy.js';
+import type { TrajectoryRecord } from '../activities/records.js';
+import { agentByName, policiesOf, type RunConfig } from '../configs/schema.js';
+import { chooseCandidate, groupKey } from '../domain/atgrpo.js';
+import { envelopes, episodeStream, type TandemEvent } from '../domain/events.js';
+import { promptFor, type Handoff } from '../envs/index.js';
+
+export interface EpisodeInput {
+  runId: string;
+  iteration: number;
+  episodeId: string;
+  problemSeed: number;
+  config: RunConfig;
+  /** The version of each policy this iteration samples from. */
+  versions: Record<string, number>;
+}
+
+export interface EpisodeSummary {
+  episodeId: string;
+  success: boolean;
+  turns: number;
+  rewardByAgent: Record<string, number>;
+  /** Scored samples published, per policy: what the update must find in Kafka. */
+  samplesByPolicy: Record<string, number>;
+}
+
+const cpu = proxyActivities<CpuActivities>({
+  startToCloseTimeout: '2 minutes',
+  retry: { maximumInterval: '30 seconds', maximumAttempts: 20 },
+});
+
+export function policyActivities(taskQueue: string) {
+  return proxyActivities<PolicyActivities>({
+    taskQueue,
+    startToCloseTimeout: '30 minutes',
+    retry: { maximumInterval: '30 seconds', maximumAttempts: 20 },
+  });
+}
+
+export async function episode(input: EpisodeInput): Promise<EpisodeSummary> {
+  const { config: cfg, runId, iteration, episodeId, problemSeed } = input;
+  const policies = new Map(policiesOf(cfg).map((p) => [p.name, p]));
+  const stream = episodeStream(episodeId);
+  await cpu.publishEvents(envelopes(stream, 0, [{ type: 'EpisodeStarted', runId, iteration, episodeId, problemSeed }]));
+
+  let state = await cpu.envReset({ env: cfg.env, seed: problemSeed });
+  const samples: TrajectoryRecord[] = [];
+  const events: TandemEvent[] = [];
+  const chosenRewards: Record<string, number[]> = {};
+  let success = false;
+  let turns = 0;
+  let done = false;
+
+  for (let turn = 0; turn < cfg.env.max_turns && !done; turn++) {
+    turns = turn + 1;
+    let handoff: Handoff = undefined; // what the agents before this one did in this turn
+    for (const agentName of cfg.multi_agent_interaction.turn_order) {
+      const agent = agentByName(cfg, agentName);
+      const spec = policies.get(agent.policy_name)!;
+      const policy: PolicyRef = { runId, spec, dataDir: cfg.data_dir };
+      const policyVersion = input.versions[spec.name];
+      const candidates: CandidateText[] = await policyActivities(spec.taskQueue).agentTurn({
+        policy,
+        policyVersion,
+        iteration,
+        episodeId,
+        turn,
+        agent: agentName,
+        messages: promptFor(cfg.env, agentName, state, turn, handoff),
+        k: cfg.training.train_sample_num,
+        sampling: agent.train_llm_config,
+        maxNewTokens: cfg.training.max_response_length,
+        seed: fnv1a(`${episodeId}/${turn}/${agentName}`),
+      });
+      // Every candidate is scored from the same state: the group's only difference is the action.
+      const scored: ScoredCandidate[] = await cpu.scoreCandidates({ env: cfg.env, agent: agentName, state, texts: candidates.map((c) => c.text), alpha: cfg.alpha });
+      const chosen = chooseCandidate(scored.map((s) => s.reward), cfg.rollout.if_greedy);
+      const key = groupKey(problemSeed, turn, agentName);
+      samples.push(
+        ...candidates.map((c, i) => ({
+          sampleId: c.sampleId,
+          runId,
+          iteration,
+          episodeId,
+          problemSeed,
+          turn,
+          agent: agentName,
+          policy: spec.name,
+          policyVersion,
+          groupKey: key,
+          candidate: i,
+          local: scored[i].local,
+          global: scored[i].global,
+          reward: scored[i].reward,
+          chosen: i === chosen,
+        })),
+      );
+      events.push({
+        type: 'TurnGroupScored',
+        runId,
+        iteration,
+        episodeId,
+        groupKey: key,
+        turn,
+        agent: agentName,
+        policy: spec.name,
+        policyVersion,
+        chosen,
+        samples: candidates.map((c, i) => ({
+          sampleId: c.sampleId,
+          candidate: i,
+          local: scored[i].local,
+          global: scored[i].global,
+          reward: scored[i].reward,
+          outcome: scored[i].outcome,
+        })),
+      });
+      (chosenRewards[agentName] ??= []).push(scored[chosen].reward);
+      // Continue from the chosen candidate: its state, and what it hands to the next agent.
+      state = scored[chosen].nextState;
+      handoff = scored[chosen].handoff;
+      if (scored[chosen].done) {
+        done = true;
+        success = scored[chosen].solved;
+        break;
+      }
+    }
+  }
+
+  const rewardByAgent = Object.fromEntries(Object.entries(chosenRewards).map(([a, rs]) => [a, mean(rs)]));
+  events.push({ type: 'EpisodeFinished', runId, iteration, episodeId, success, turns, rewardByAgent });
+  await cpu.publishEpisode({ samples, events: envelopes(stream, 1, events) });
+
+  const samplesByPolicy: Record<string, number> = {};
+  for (const s of samples) samplesByPolicy[s.policy] = (samplesByPolicy[s.policy] ?? 0) + 1;
+  return { episodeId, success, turns, rewardByAgent, samplesByPolicy };
+}
+
+export function mean(xs: number[]): number {
+  return xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length;
+}
+
+/** FNV-1a: a stable 31-bit sampling seed from a string. */
+function fnv1a(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  return (h >>> 0) & 0x7fffffff;
+}

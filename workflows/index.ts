@@ -1,0 +1,3 @@
+// The workflows the CPU worker registers.
+export { episode } from './episode.js';
+export { trainingRun } from './trainingRun.js';
