@@ -47,35 +47,67 @@ CHAT_TEMPLATE = (
 MOVES = {"U": (-1, 0), "D": (1, 0), "L": (0, -1), "R": (0, 1)}
 WORDS = {"U": "up", "D": "down", "L": "left", "R": "right"}
 
-GRID_RULES = (
-    "The grid uses '.' for free cells, '#' for walls, 'S' for the current position and 'G' for the goal. "
-    "Moves are U (up), D (down), L (left) and R (right); you cannot enter walls or leave the grid."
-)
-SYSTEM_PROMPTS = {
-    "plan_agent": [
-        "You are plan_agent in a team solving a Plan-Path grid task. " + GRID_RULES
-        + " Describe the route briefly, then give the full list of moves after '####' as a JSON list, "
-        'e.g. #### ["R","D"].',
-        "You are the planning agent. " + GRID_RULES
-        + ' Answer with a short plan followed by #### and the moves as a JSON list like ["U","R"].',
-    ],
-    "tool_call_agent": [
-        "You are tool_call_agent in a team solving a Plan-Path grid task. " + GRID_RULES
-        + " Write a Python code block that prints the moves, exactly like: "
-        "print('**Actions List**:', ['R','D'])",
-        "You are the tool agent. " + GRID_RULES
-        + " Reply with a ```python code block that prints '**Actions List**:' and the list of moves.",
-    ],
-}
-USER_TEMPLATES = [
-    "Grid:\n{grid}\nFind the moves that take S to G.",
-    "Current grid:\n{grid}\nWhat actions reach the goal?",
-    "{grid}\nPlan the path from S to G.",
-]
+# ----------------------------------------------------------------------------- prompts
+# A copy of the prompts of envs/planpath/roles.ts (buildPrompt), so that the warm start sees
+# the prompts the environment really sends. Keep in sync, or pass --corpus with transcripts
+# written by services/engine/corpus/planpath.ts.
+
+TOOL_SYSTEM = """You are an AI assistant specialized in solving planning problems through code generation. Your task is to analyze the given grid and write Python code that produces the sequence of moves leading to the goal.
+
+Instructions:
+1. Write Python code enclosed in ```python and ``` tags.
+2. Your code must print the move sequence with print().
+3. Moves are the strings 'U', 'D', 'L', 'R' (Up, Down, Left, Right).
+4. You may print the complete sequence to the goal, or a partial sequence if you are uncertain.
+5. If your algorithm produces numbers, convert them with action_map = {0: 'U', 1: 'D', 2: 'L', 3: 'R'}.
+6. Make sure the code runs as-is, using only the Python standard library.
+
+Your code must print the final move sequence in exactly this format:
+**Actions List**: ["U", "R", "D", "L"]
+(the list above only shows the format; do not print it verbatim)."""
+
+PLAN_SYSTEM = """You are a planning and reasoning agent. You will receive the task, the code agent's code, the code's execution output and the move list parsed from it. Read the task, inspect the code, and check the moves against the grid. If they are correct and sufficient, adopt them; otherwise improve or override them with your own reasoning. Keep your reasoning brief but explicit: justify why the final moves are correct.
+
+Formatting is mandatory: end your answer with the final list of moves after ####, for example:
+#### ["U", "R", "D", "L"]"""
 
 
-# Plain English filler mixed into the tokenizer corpus only, so that prompts worded
-# differently from the synthetic ones still tokenize into sensible pieces.
+def describe_task(rows, pos, goal, turn, steps):
+    grid = ["".join("S" if (r, c) == pos else "G" if (r, c) == goal else ch for c, ch in enumerate(row))
+            for r, row in enumerate(rows)]
+    lines = [
+        "You are a path planner (grid walker). Grid ('.' free, '#' blocked, 'S' your current position, 'G' the goal):",
+        *grid,
+        f"Current position (row, col): ({pos[0]}, {pos[1]}); goal: ({goal[0]}, {goal[1]})",
+        f"Grid rows as a Python list (row 0 first): {json.dumps(rows, separators=(',', ':'))}",
+        "Rules: moves are U (row - 1), D (row + 1), L (col - 1), R (col + 1); stay within bounds; do not enter '#'. "
+        "An invalid move is penalised and leaves you in place; reaching the goal by a shortest path earns a bonus.",
+    ]
+    if turn > 0:
+        lines.append(f"This is turn {turn + 1}. Moves made so far: {steps}; plan from the current position.")
+    return "\n".join(lines)
+
+
+def tool_prompt(task):
+    return [{"role": "system", "content": TOOL_SYSTEM},
+            {"role": "user", "content": f"{task}\n\nWrite the Python code now; it must print **Actions List**: followed by the move list."}]
+
+
+def plan_prompt(task, tool):
+    if tool is None:
+        result = "The code agent produced no result this turn."
+    else:
+        code, stdout, actions = tool
+        shown = "none (no list could be parsed from the output)" if actions is None else json.dumps(actions, separators=(",", ":"))
+        result = "\n".join(["Code agent's code (this turn):", "```python", code or "(no code)", "```",
+                            "Code agent's execution output:", "```", stdout or "(no output)", "```",
+                            f"Code agent's action list: {shown}"])
+    return [{"role": "system", "content": PLAN_SYSTEM},
+            {"role": "user", "content": f"{task}\n\n{result}\n\nGive the final list of moves after ####."}]
+
+
+# Plain English filler, mixed into the tokenizer corpus only, so that prompts worded
+# differently from the ones above still tokenize into sensible pieces.
 FILLER = """the a an and or of to in on at for with from by is are was be been it this that these
 those you your we our they their he she his her as not no yes if then else when while which who
 what where why how all any each every some many more most other such only own same so than too
@@ -87,32 +119,28 @@ answers list lists action actions agent agents team tool tools code python print
 results reward rewards turn turns message messages user assistant system think reason check
 verify correct wrong valid invalid shortest longest distance count number one two three four
 five six seven eight nine ten reach reached reaching return returns value values state states
-environment observation observations task tasks solve solved solution please must format example
-following below above respond response short brief explain explanation each other previous
-proposal proposed feedback update updated""".split()
+environment observation observations task tasks solve solved solution please format example
+following respond response short brief explain explanation proposal proposed feedback update
+updated because since therefore first second third finally however instead already again""".split()
+
+
+# ----------------------------------------------------------------------------- task data
 
 def random_grid(rng: random.Random):
-    """Random solvable grid: returns (rows as strings, shortest path as list of moves).
-
-    Short paths are over-represented (target length drawn first), so that a tiny model
-    gets some of them right and RL sees a mix of rewards.
-    """
-    target = rng.choice([1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 5, 6, 7, 8])
-    for attempt in range(200):
-        h, w = rng.randint(4, 6), rng.randint(4, 6)
-        cells = [["#" if rng.random() < 0.22 else "." for _ in range(w)] for _ in range(h)]
-        free = [(r, c) for r in range(h) for c in range(w) if cells[r][c] == "."]
+    """Square map like the environment's generate(): returns (rows, start, goal, shortest path)."""
+    n = rng.choice([4, 4, 5, 6])
+    while True:
+        rows = ["".join("#" if rng.random() < 0.22 else "." for _ in range(n)) for _ in range(n)]
+        free = [(r, c) for r in range(n) for c in range(n) if rows[r][c] == "."]
         if len(free) < 2:
             continue
         s, g = rng.sample(free, 2)
-        path = bfs(cells, s, g, rng)
-        if path and (len(path) == target or attempt == 199):
-            cells[s[0]][s[1]], cells[g[0]][g[1]] = "S", "G"
-            return ["".join(row) for row in cells], path
-    return random_grid(rng)
+        path = bfs(rows, s, g, rng)
+        if path:
+            return rows, s, g, path
 
 
-def bfs(cells, s, g, rng):
+def bfs(rows, s, g, rng):
     order = list(MOVES.items())
     rng.shuffle(order)  # different tie-breaking between equally short paths
     prev = {s: None}
@@ -127,7 +155,7 @@ def bfs(cells, s, g, rng):
             return path[::-1]
         for m, (dr, dc) in order:
             nxt = (cur[0] + dr, cur[1] + dc)
-            if 0 <= nxt[0] < len(cells) and 0 <= nxt[1] < len(cells[0]) and cells[nxt[0]][nxt[1]] != "#" and nxt not in prev:
+            if 0 <= nxt[0] < len(rows) and 0 <= nxt[1] < len(rows[0]) and rows[nxt[0]][nxt[1]] != "#" and nxt not in prev:
                 prev[nxt] = (cur, m)
                 queue.append(nxt)
     return None
@@ -149,7 +177,7 @@ def perturb(path, rng):
 
 
 def describe(moves):
-    """'right 2, then down' style description from run lengths."""
+    """'Move right 2, then down.' from run lengths."""
     runs = []
     for m in moves:
         if runs and runs[-1][0] == m:
@@ -160,22 +188,65 @@ def describe(moves):
     return "Move " + ", then ".join(parts) + "." if parts else "Stay."
 
 
-def answer(role, moves):
-    if role == "plan_agent":
-        return describe(moves) + " #### " + json.dumps(moves, separators=(",", ":"))
+def tool_answer(moves):
     return "```python\nprint('**Actions List**:', [" + ",".join(f"'{m}'" for m in moves) + "])\n```"
 
 
-def example(rng: random.Random):
-    """One chat transcript: (messages without the answer, answer text)."""
-    role = rng.choice(["plan_agent", "tool_call_agent"])
-    rows, path = random_grid(rng)
-    moves = path if rng.random() < 0.8 else perturb(path, rng)
-    messages = [
-        {"role": "system", "content": rng.choice(SYSTEM_PROMPTS[role])},
-        {"role": "user", "content": rng.choice(USER_TEMPLATES).format(grid="\n".join(rows))},
-    ]
-    return messages, answer(role, moves)
+def plan_answer(moves):
+    return describe(moves) + " #### " + json.dumps(moves, separators=(",", ":"))
+
+
+def episode_examples(rng: random.Random):
+    """One turn of both agents: [(tool prompt, tool answer), (plan prompt, plan answer)].
+
+    Tool answers are right ~70% of the time; the plan agent mostly adopts right tool moves
+    and often (not always) repairs wrong ones, so both roles are in format but imperfect.
+    """
+    rows, pos, goal, path = random_grid(rng)
+    turn, steps = 0, 0
+    if len(path) > 1 and rng.random() < 0.25:  # a second turn: part of the path already walked
+        k = rng.randrange(1, len(path))
+        for m in path[:k]:
+            pos = (pos[0] + MOVES[m][0], pos[1] + MOVES[m][1])
+        turn, steps, path = 1, k + rng.randrange(2), path[k:]
+    task = describe_task(rows, pos, goal, turn, steps)
+    tool_moves = path if rng.random() < 0.7 else perturb(path, rng)
+    code = tool_answer(tool_moves)
+    out = [(tool_prompt(task), code)]
+    if rng.random() < 0.05:
+        plan_msgs = plan_prompt(task, None)
+    else:
+        stdout = "**Actions List**: [" + ", ".join(f"'{m}'" for m in tool_moves) + "]\n"
+        plan_msgs = plan_prompt(task, (code[len("```python\n"):-len("\n```")], stdout, tool_moves))
+    r = rng.random()
+    if tool_moves == path:
+        plan_moves = path if r < 0.85 else perturb(path, rng)
+    else:
+        plan_moves = path if r < 0.5 else tool_moves if r < 0.8 else perturb(path, rng)
+    out.append((plan_msgs, plan_answer(plan_moves)))
+    return out
+
+
+def synthetic_examples(rng: random.Random):
+    """Endless stream of (messages, assistant reply)."""
+    while True:
+        yield from episode_examples(rng)
+
+
+def corpus_examples(path: str, rng: random.Random):
+    """Endless shuffled stream from a JSONL corpus of {"messages": [..., {"role": "assistant", ...}]}."""
+    items = []
+    with open(path) as f:
+        for line in f:
+            if line.strip():
+                msgs = json.loads(line)["messages"]
+                assert msgs[-1]["role"] == "assistant", "the last message of each transcript must be the assistant's"
+                items.append((msgs[:-1], msgs[-1]["content"]))
+    while True:
+        order = list(range(len(items)))
+        rng.shuffle(order)
+        for i in order:
+            yield items[i]
 
 
 # ----------------------------------------------------------------------------- tokenizer
@@ -233,8 +304,9 @@ def build_model(tokenizer, seed):
     return model
 
 
-def sft(model, tokenizer, rng, steps, batch_size=16, lr=3e-3):
-    """Plain next-token cross-entropy on the assistant tokens, linear warmup + cosine decay."""
+def sft(model, tokenizer, examples, steps, batch_size=8, lr=3e-3):
+    """Plain next-token cross-entropy on the assistant tokens, linear warmup + cosine decay.
+    `examples` is an endless iterator of (messages, assistant reply)."""
     if steps <= 0:
         return
     pad = tokenizer.pad_token_id
@@ -243,7 +315,7 @@ def sft(model, tokenizer, rng, steps, batch_size=16, lr=3e-3):
     warmup = max(1, steps // 10)
     t0 = time.time()
     for step in range(steps):
-        batch = [encode_example(tokenizer, *example(rng)) for _ in range(batch_size)]
+        batch = [encode_example(tokenizer, *next(examples)) for _ in range(batch_size)]
         T = max(len(p) + len(r) for p, r in batch)
         ids = torch.full((batch_size, T), pad, dtype=torch.long)
         labels = torch.full((batch_size, T), -100, dtype=torch.long)
@@ -274,21 +346,28 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", required=True)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--sft-steps", type=int, default=400)
+    ap.add_argument("--sft-steps", type=int, default=200)
     ap.add_argument("--vocab-size", type=int, default=1024)
-    ap.add_argument("--corpus-size", type=int, default=3000)
+    ap.add_argument("--corpus-size", type=int, default=3000, help="transcripts used to train the tokenizer")
+    ap.add_argument("--batch-size", type=int, default=8)
+    ap.add_argument("--corpus", help="JSONL of {\"messages\": [...]} transcripts (last message = assistant's) "
+                    "to use instead of the built-in generator, e.g. from services/engine/corpus/planpath.ts")
     args = ap.parse_args(argv)
     if os.environ.get("TANDEM_TORCH_THREADS"):
         torch.set_num_threads(int(os.environ["TANDEM_TORCH_THREADS"]))
 
     timings = {}
     t = time.time()
-    rng = random.Random(args.seed)
+    def stream(seed):
+        rng = random.Random(seed)
+        return corpus_examples(args.corpus, rng) if args.corpus else synthetic_examples(rng)
+
+    examples, filler_rng = stream(args.seed), random.Random(args.seed)
     corpus = []
     for _ in range(args.corpus_size):
-        messages, reply = example(rng)
+        messages, reply = next(examples)
         corpus.append("".join(f"{m['role']}\n{m['content']}\n" for m in messages) + "assistant\n" + reply)
-        corpus.append(" ".join(rng.choice(FILLER) for _ in range(12)).capitalize() + ".")
+        corpus.append(" ".join(filler_rng.choice(FILLER) for _ in range(12)).capitalize() + ".")
     timings["corpus"] = time.time() - t
 
     t = time.time()
@@ -302,7 +381,7 @@ def main(argv=None):
     log(f"model: {n_params:,} parameters, vocab {len(tokenizer)}")
 
     t = time.time()
-    sft(model, tokenizer, random.Random(args.seed + 1), args.sft_steps)
+    sft(model, tokenizer, stream(args.seed + 1), args.sft_steps, batch_size=args.batch_size)
     timings["sft"] = time.time() - t
 
     t = time.time()

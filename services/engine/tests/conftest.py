@@ -23,7 +23,7 @@ def tiny_model(tmp_path_factory) -> str:
 
     out = str(tmp_path_factory.mktemp("tiny-model"))
     # A few SFT steps only, so the model sometimes emits <|im_end|> (both finish reasons occur).
-    make_tiny_model.main(["--out", out, "--seed", "0", "--sft-steps", "20", "--corpus-size", "800"])
+    make_tiny_model.main(["--out", out, "--seed", "0", "--sft-steps", "10", "--batch-size", "4", "--corpus-size", "600"])
     return out
 
 
