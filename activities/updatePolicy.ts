@@ -106,7 +106,8 @@ export function createUpdateActivities(deps: PolicyWorkerDeps & { kafka: Kafka }
           loss: result.loss,
           clip_fraction: result.clip_fraction,
           approx_kl: result.approx_kl,
-          grad_norm: result.grad_norm,
+          // null when the step was skipped (no tokens, or a non-finite gradient)
+          ...(result.grad_norm === null ? {} : { grad_norm: result.grad_norm }),
           tokens: result.tokens,
           logprob_gap: result.logprob_gap,
         },

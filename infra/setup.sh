@@ -53,7 +53,11 @@ fi
 
 step "default model (.tools/models/tandem-tiny)"
 if [ ! -f .tools/models/tandem-tiny/config.json ]; then
-  .venv/bin/python services/engine/make_tiny_model.py --out .tools/models/tandem-tiny
+  mkdir -p .tools/models
+  node --import tsx services/engine/corpus/planpath.ts 2000 1 > .tools/models/planpath_corpus.jsonl
+  .venv/bin/python services/engine/make_tiny_model.py --corpus .tools/models/planpath_corpus.jsonl \
+    --out .tools/models/tandem-tiny.tmp
+  rm -rf .tools/models/tandem-tiny && mv .tools/models/tandem-tiny.tmp .tools/models/tandem-tiny
 else
   echo "present"
 fi

@@ -103,7 +103,7 @@ export interface UpdateResult {
   loss: number;
   clip_fraction: number;
   approx_kl: number;
-  grad_norm: number;
+  grad_norm: number | null;
   tokens: number;
   samples: number;
   logprob_gap: number;

@@ -1,19 +1,19 @@
 """Build a tiny, fully offline chat LM for the Plan-Path grid task.
 
-    python make_tiny_model.py --out DIR [--seed 0] [--sft-steps N]
+    python make_tiny_model.py --corpus FILE.jsonl --out DIR [--seed 0] [--sft-steps N]
 
 Phases (each timed on stderr):
-  1. synthetic corpus: random grids (4x4..6x6) with BFS shortest paths, rendered as
-     chat transcripts for the two roles (plan_agent, tool_call_agent); ~20% of the
-     answers are deliberately perturbed so the warm-started model is in format but
-     imperfect (RL needs diverse rewards);
-  2. byte-level BPE tokenizer (tokenizers library) trained on that corpus, with
-     ChatML special tokens, wrapped in transformers.PreTrainedTokenizerFast;
-  3. a tiny LlamaForCausalLM (hidden 128, 4 layers) initialised from --seed;
-  4. a short supervised warm start (loss on assistant tokens only);
+  1. corpus: JSONL transcripts {"messages": [..., {"role": "assistant", ...}]} written by
+     services/engine/corpus/planpath.ts with the environment's real prompts, answered right
+     about half the time, so the warm-started model is in format but imperfect (RL needs
+     diverse rewards);
+  2. byte-level BPE tokenizer (tokenizers library, vocab 1024) trained on that corpus,
+     with ChatML special tokens, wrapped in transformers.PreTrainedTokenizerFast;
+  3. a tiny LlamaForCausalLM (hidden 128, 4 layers, ~0.9M parameters) initialised from --seed;
+  4. a short supervised warm start (loss on the assistant reply only);
   5. save_pretrained of model + tokenizer + generation_config into --out.
 
-Everything is seeded, so the same --seed (and --sft-steps) gives the same weights.
+Everything is seeded: the same arguments give the same weights (on the same machine).
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ import os
 import random
 import sys
 import time
-from collections import deque
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -44,70 +43,8 @@ CHAT_TEMPLATE = (
     "{%- if add_generation_prompt -%}{{ '<|im_start|>assistant\\n' }}{%- endif -%}"
 )
 
-MOVES = {"U": (-1, 0), "D": (1, 0), "L": (0, -1), "R": (0, 1)}
-WORDS = {"U": "up", "D": "down", "L": "left", "R": "right"}
-
-# ----------------------------------------------------------------------------- prompts
-# A copy of the prompts of envs/planpath/roles.ts (buildPrompt), so that the warm start sees
-# the prompts the environment really sends. Keep in sync, or pass --corpus with transcripts
-# written by services/engine/corpus/planpath.ts.
-
-TOOL_SYSTEM = """You are an AI assistant specialized in solving planning problems through code generation. Your task is to analyze the given grid and write Python code that produces the sequence of moves leading to the goal.
-
-Instructions:
-1. Write Python code enclosed in ```python and ``` tags.
-2. Your code must print the move sequence with print().
-3. Moves are the strings 'U', 'D', 'L', 'R' (Up, Down, Left, Right).
-4. You may print the complete sequence to the goal, or a partial sequence if you are uncertain.
-5. If your algorithm produces numbers, convert them with action_map = {0: 'U', 1: 'D', 2: 'L', 3: 'R'}.
-6. Make sure the code runs as-is, using only the Python standard library.
-
-Your code must print the final move sequence in exactly this format:
-**Actions List**: ["U", "R", "D", "L"]
-(the list above only shows the format; do not print it verbatim)."""
-
-PLAN_SYSTEM = """You are a planning and reasoning agent. You will receive the task, the code agent's code, the code's execution output and the move list parsed from it. Read the task, inspect the code, and check the moves against the grid. If they are correct and sufficient, adopt them; otherwise improve or override them with your own reasoning. Keep your reasoning brief but explicit: justify why the final moves are correct.
-
-Formatting is mandatory: end your answer with the final list of moves after ####, for example:
-#### ["U", "R", "D", "L"]"""
-
-
-def describe_task(rows, pos, goal, turn, steps):
-    grid = ["".join("S" if (r, c) == pos else "G" if (r, c) == goal else ch for c, ch in enumerate(row))
-            for r, row in enumerate(rows)]
-    lines = [
-        "You are a path planner (grid walker). Grid ('.' free, '#' blocked, 'S' your current position, 'G' the goal):",
-        *grid,
-        f"Current position (row, col): ({pos[0]}, {pos[1]}); goal: ({goal[0]}, {goal[1]})",
-        f"Grid rows as a Python list (row 0 first): {json.dumps(rows, separators=(',', ':'))}",
-        "Rules: moves are U (row - 1), D (row + 1), L (col - 1), R (col + 1); stay within bounds; do not enter '#'. "
-        "An invalid move is penalised and leaves you in place; reaching the goal by a shortest path earns a bonus.",
-    ]
-    if turn > 0:
-        lines.append(f"This is turn {turn + 1}. Moves made so far: {steps}; plan from the current position.")
-    return "\n".join(lines)
-
-
-def tool_prompt(task):
-    return [{"role": "system", "content": TOOL_SYSTEM},
-            {"role": "user", "content": f"{task}\n\nWrite the Python code now; it must print **Actions List**: followed by the move list."}]
-
-
-def plan_prompt(task, tool):
-    if tool is None:
-        result = "The code agent produced no result this turn."
-    else:
-        code, stdout, actions = tool
-        shown = "none (no list could be parsed from the output)" if actions is None else json.dumps(actions, separators=(",", ":"))
-        result = "\n".join(["Code agent's code (this turn):", "```python", code or "(no code)", "```",
-                            "Code agent's execution output:", "```", stdout or "(no output)", "```",
-                            f"Code agent's action list: {shown}"])
-    return [{"role": "system", "content": PLAN_SYSTEM},
-            {"role": "user", "content": f"{task}\n\n{result}\n\nGive the final list of moves after ####."}]
-
-
 # Plain English filler, mixed into the tokenizer corpus only, so that prompts worded
-# differently from the ones above still tokenize into sensible pieces.
+# differently from the corpus still tokenize into sensible pieces.
 FILLER = """the a an and or of to in on at for with from by is are was be been it this that these
 those you your we our they their he she his her as not no yes if then else when while which who
 what where why how all any each every some many more most other such only own same so than too
@@ -125,113 +62,6 @@ updated because since therefore first second third finally however instead alrea
 
 
 # ----------------------------------------------------------------------------- task data
-
-def random_grid(rng: random.Random):
-    """Square map like the environment's generate(): returns (rows, start, goal, shortest path)."""
-    n = rng.choice([4, 4, 5, 6])
-    while True:
-        rows = ["".join("#" if rng.random() < 0.22 else "." for _ in range(n)) for _ in range(n)]
-        free = [(r, c) for r in range(n) for c in range(n) if rows[r][c] == "."]
-        if len(free) < 2:
-            continue
-        s, g = rng.sample(free, 2)
-        path = bfs(rows, s, g, rng)
-        if path:
-            return rows, s, g, path
-
-
-def bfs(rows, s, g, rng):
-    order = list(MOVES.items())
-    rng.shuffle(order)  # different tie-breaking between equally short paths
-    prev = {s: None}
-    queue = deque([s])
-    while queue:
-        cur = queue.popleft()
-        if cur == g:
-            path = []
-            while prev[cur] is not None:
-                cur, m = prev[cur]
-                path.append(m)
-            return path[::-1]
-        for m, (dr, dc) in order:
-            nxt = (cur[0] + dr, cur[1] + dc)
-            if 0 <= nxt[0] < len(rows) and 0 <= nxt[1] < len(rows[0]) and rows[nxt[0]][nxt[1]] != "#" and nxt not in prev:
-                prev[nxt] = (cur, m)
-                queue.append(nxt)
-    return None
-
-
-def perturb(path, rng):
-    """A plausible but (usually) wrong move list."""
-    p = list(path)
-    kind = rng.randrange(4)
-    if kind == 0 and len(p) > 1:
-        del p[rng.randrange(len(p))]
-    elif kind == 1:
-        p.insert(rng.randrange(len(p) + 1), rng.choice("UDLR"))
-    elif kind == 2:
-        p[rng.randrange(len(p))] = rng.choice("UDLR")
-    else:
-        rng.shuffle(p)
-    return p
-
-
-def describe(moves):
-    """'Move right 2, then down.' from run lengths."""
-    runs = []
-    for m in moves:
-        if runs and runs[-1][0] == m:
-            runs[-1][1] += 1
-        else:
-            runs.append([m, 1])
-    parts = [WORDS[m] + (f" {k}" if k > 1 else "") for m, k in runs]
-    return "Move " + ", then ".join(parts) + "." if parts else "Stay."
-
-
-def tool_answer(moves):
-    return "```python\nprint('**Actions List**:', [" + ",".join(f"'{m}'" for m in moves) + "])\n```"
-
-
-def plan_answer(moves):
-    return describe(moves) + " #### " + json.dumps(moves, separators=(",", ":"))
-
-
-def episode_examples(rng: random.Random):
-    """One turn of both agents: [(tool prompt, tool answer), (plan prompt, plan answer)].
-
-    Tool answers are right ~70% of the time; the plan agent mostly adopts right tool moves
-    and often (not always) repairs wrong ones, so both roles are in format but imperfect.
-    """
-    rows, pos, goal, path = random_grid(rng)
-    turn, steps = 0, 0
-    if len(path) > 1 and rng.random() < 0.25:  # a second turn: part of the path already walked
-        k = rng.randrange(1, len(path))
-        for m in path[:k]:
-            pos = (pos[0] + MOVES[m][0], pos[1] + MOVES[m][1])
-        turn, steps, path = 1, k + rng.randrange(2), path[k:]
-    task = describe_task(rows, pos, goal, turn, steps)
-    tool_moves = path if rng.random() < 0.7 else perturb(path, rng)
-    code = tool_answer(tool_moves)
-    out = [(tool_prompt(task), code)]
-    if rng.random() < 0.05:
-        plan_msgs = plan_prompt(task, None)
-    else:
-        stdout = "**Actions List**: [" + ", ".join(f"'{m}'" for m in tool_moves) + "]\n"
-        plan_msgs = plan_prompt(task, (code[len("```python\n"):-len("\n```")], stdout, tool_moves))
-    r = rng.random()
-    if tool_moves == path:
-        plan_moves = path if r < 0.85 else perturb(path, rng)
-    else:
-        plan_moves = path if r < 0.5 else tool_moves if r < 0.8 else perturb(path, rng)
-    out.append((plan_msgs, plan_answer(plan_moves)))
-    return out
-
-
-def synthetic_examples(rng: random.Random):
-    """Endless stream of (messages, assistant reply)."""
-    while True:
-        yield from episode_examples(rng)
-
 
 def corpus_examples(path: str, rng: random.Random):
     """Endless shuffled stream from a JSONL corpus of {"messages": [..., {"role": "assistant", ...}]}."""
@@ -346,12 +176,13 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", required=True)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--sft-steps", type=int, default=200)
+    ap.add_argument("--sft-steps", type=int, default=400)
     ap.add_argument("--vocab-size", type=int, default=1024)
     ap.add_argument("--corpus-size", type=int, default=3000, help="transcripts used to train the tokenizer")
     ap.add_argument("--batch-size", type=int, default=8)
-    ap.add_argument("--corpus", help="JSONL of {\"messages\": [...]} transcripts (last message = assistant's) "
-                    "to use instead of the built-in generator, e.g. from services/engine/corpus/planpath.ts")
+    ap.add_argument("--lr", type=float, default=3e-3)
+    ap.add_argument("--corpus", required=True, help="JSONL of {\"messages\": [...]} transcripts (last message = "
+                    "the assistant's reply), e.g. from services/engine/corpus/planpath.ts")
     args = ap.parse_args(argv)
     if os.environ.get("TANDEM_TORCH_THREADS"):
         torch.set_num_threads(int(os.environ["TANDEM_TORCH_THREADS"]))
@@ -360,7 +191,7 @@ def main(argv=None):
     t = time.time()
     def stream(seed):
         rng = random.Random(seed)
-        return corpus_examples(args.corpus, rng) if args.corpus else synthetic_examples(rng)
+        return corpus_examples(args.corpus, rng)
 
     examples, filler_rng = stream(args.seed), random.Random(args.seed)
     corpus = []
@@ -381,7 +212,7 @@ def main(argv=None):
     log(f"model: {n_params:,} parameters, vocab {len(tokenizer)}")
 
     t = time.time()
-    sft(model, tokenizer, stream(args.seed + 1), args.sft_steps, batch_size=args.batch_size)
+    sft(model, tokenizer, stream(args.seed + 1), args.sft_steps, batch_size=args.batch_size, lr=args.lr)
     timings["sft"] = time.time() - t
 
     t = time.time()

@@ -23,7 +23,9 @@ def tiny_model(tmp_path_factory) -> str:
 
     out = str(tmp_path_factory.mktemp("tiny-model"))
     # A few SFT steps only, so the model sometimes emits <|im_end|> (both finish reasons occur).
-    make_tiny_model.main(["--out", out, "--seed", "0", "--sft-steps", "10", "--batch-size", "4", "--corpus-size", "600"])
+    # The corpus fixture is 60 lines of services/engine/corpus/planpath.ts (count 60, seed 7).
+    corpus = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "planpath_corpus.jsonl")
+    make_tiny_model.main(["--corpus", corpus, "--out", out, "--seed", "0", "--sft-steps", "10", "--batch-size", "4", "--corpus-size", "600"])
     return out
 
 
