@@ -1,12 +1,13 @@
-// `tandem config check FILE [key=value ...]`
+// `tandem config check FILE [key=value ...] [--json]`
+import { stringify } from 'yaml';
 import { loadRunConfig } from '../../configs/load.js';
 import { formatIssues } from '../../configs/schema.js';
-import { stringify } from 'yaml';
 
 export function configCommand(args: string[]): number {
-  const [action, file, ...overrides] = args;
+  const json = args.includes('--json');
+  const [action, file, ...overrides] = args.filter((a) => a !== '--json');
   if (action !== 'check' || !file) {
-    console.error('usage: tandem config check FILE [key.path=value ...]');
+    console.error('usage: tandem config check FILE [key.path=value ...] [--json]');
     return 2;
   }
   const result = loadRunConfig(file, overrides);
@@ -14,6 +15,7 @@ export function configCommand(args: string[]): number {
     console.error(`${file}: ${result.issues.length} error(s)\n${formatIssues(result.issues)}`);
     return 1;
   }
-  process.stdout.write(stringify(result.config));
+  // --json prints the trainingRun workflow input, ready for `temporal workflow start --input-file`.
+  process.stdout.write(json ? `${JSON.stringify({ config: result.config })}\n` : stringify(result.config));
   return 0;
 }

@@ -6,7 +6,9 @@ import { trainCommand } from './train.js';
 
 const USAGE = `usage: tandem <command>
   stack up|down|status [service ...]   the local stack (Temporal, Kafka, Postgres, workers, projector)
-  config check FILE [key=value ...]    validate a run config and print it normalised
+  config check FILE [key=value ...] [--json]
+                                       validate a run config and print it normalised
+                                       (--json: as trainingRun workflow input)
   train FILE [key=value ...] [--wait]  start a training run; prints its run id
   status RUN_ID                        iteration, episodes done, mean reward per agent`;
 
