@@ -172,7 +172,6 @@ function isMapping(v: unknown): v is Record<string, unknown> {
 }
 
 export type RunConfig = z.output<typeof runConfigSchema>;
-export type RunConfigInput = z.input<typeof runConfigSchema>;
 export type SamplingConfig = z.output<typeof samplingSchema>;
 
 /** Dotted path of a zod issue, e.g. `training.train_sample_num` or `multi_agent_interaction.turn_order[1]`. */

@@ -63,8 +63,6 @@ export type TandemEvent =
     }
   | { type: 'RunFinished'; runId: string; iterations: number; reason: 'completed' };
 
-export type EventType = TandemEvent['type'];
-
 /** What goes on the wire: the event plus its identity and place in its stream. */
 export interface EventEnvelope {
   /** Deterministic id: a re-delivered or re-published event has the same id. */

@@ -14,7 +14,9 @@ step() { printf '\n== setup: %s\n' "$*"; }
 
 step "node packages"
 if [ ! -d node_modules/@temporalio/worker ] || [ package.json -nt node_modules/.package-lock.json ]; then
-  if [ -f package-lock.json ]; then npm ci --no-audit --no-fund; else npm install --no-audit --no-fund; fi
+  # `npm install`, not `npm ci`: npm 11 rejects this lock file in `ci` for optional platform
+  # packages of @swc/core it leaves out; `install` still follows the lock file's versions.
+  npm install --no-audit --no-fund
 else
   echo "up to date"
 fi

@@ -178,7 +178,7 @@ function postgresService(s: StackSettings): Service {
 // ---------------------------------------------------------------- process bookkeeping
 
 const pidFile = (s: StackSettings, name: string) => join(s.dataDir, 'run', `${name}.pid`);
-export const logFile = (s: StackSettings, name: string) => join(s.dataDir, 'logs', `${name}.log`);
+const logFile = (s: StackSettings, name: string) => join(s.dataDir, 'logs', `${name}.log`);
 
 function readLog(s: StackSettings, name: string, from: number): string {
   try {
@@ -293,7 +293,7 @@ async function stopService(s: StackSettings, svc: Service, say: (line: string) =
 
 // ---------------------------------------------------------------- the three commands
 
-export const INFRA = ['postgres', 'kafka', 'temporal'] as const;
+const INFRA = ['postgres', 'kafka', 'temporal'] as const;
 
 /** Starts the stack; `only` limits it to some services (the tests start infra first). */
 export async function stackUp(opts: { only?: readonly string[]; say?: (line: string) => void } = {}): Promise<void> {

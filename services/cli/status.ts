@@ -6,7 +6,7 @@ import { temporalClient } from './temporal.js';
 
 const fmt = (x: number) => (Number.isFinite(x) ? x.toFixed(3) : String(x));
 
-export function formatRewards(rewards: Record<string, number>): string {
+function formatRewards(rewards: Record<string, number>): string {
   return Object.entries(rewards)
     .map(([agent, r]) => `${agent}=${fmt(r)}`)
     .join(' ');
