@@ -5,9 +5,10 @@ import { activityInfo, ApplicationFailure } from '@temporalio/activity';
 import type { SamplingConfig } from '../configs/schema.js';
 import type { ChatMessage } from '../envs/types.js';
 import type { LazyProducer } from '../infra/kafka/client.js';
-import { TOPICS } from '../infra/settings.js';
-import type { Candidate, EngineClient } from '../services/engine/client.js';
-import { checkpointRoot, engineKey, type PolicyRef } from './policy.js';
+import { projectPath, TOPICS } from '../infra/settings.js';
+import type { GenerateBatcher } from '../services/engine/batcher.js';
+import type { EngineClient } from '../services/engine/client.js';
+import { baseKey, checkpointRoot, engineKey, type PolicyRef } from './policy.js';
 import { policyKey, type RolloutRecord } from './records.js';
 
 export interface AgentTurnInput {
@@ -33,6 +34,7 @@ export interface CandidateText {
 
 export interface PolicyWorkerDeps {
   engine: EngineClient;
+  batcher: GenerateBatcher;
   producer: LazyProducer;
   device: string;
   dataDir: string;
@@ -46,9 +48,14 @@ export async function ensurePolicy(deps: PolicyWorkerDeps, policy: PolicyRef, ve
       'PlacementMismatch',
     );
   }
+  const { spec } = policy;
   const loaded = await deps.engine.request<{ version: number }>('load', {
     policy: engineKey(policy),
-    model_path: policy.spec.modelPath,
+    kind: spec.kind,
+    model_path: projectPath(spec.modelPath),
+    base: baseKey(policy),
+    ...(spec.lora ? { lora: spec.lora } : {}),
+    optim: { ...policy.optim, betas: [0.9, 0.999] },
     checkpoint_root: checkpointRoot(policy, deps.dataDir),
   });
   if (version !== null && loaded.version !== version) {
@@ -70,21 +77,24 @@ export function createAgentTurnActivities(deps: PolicyWorkerDeps) {
     async agentTurn(input: AgentTurnInput): Promise<CandidateText[]> {
       const { policy } = input;
       await ensurePolicy(deps, policy, input.policyVersion);
-      const { samples } = await deps.engine.request<{ samples: Candidate[][] }>('generate', {
+      const { samples } = await deps.batcher.generate({
         policy: engineKey(policy),
         version: input.policyVersion,
-        prompts: [input.messages],
+        messages: input.messages,
         n: input.k,
         temperature: input.sampling.temperature,
         top_p: input.sampling.top_p,
         top_k: input.sampling.top_k,
+        min_p: input.sampling.min_p,
         max_new_tokens: input.maxNewTokens,
+        stop: [],
         seed: input.seed,
+        enable_thinking: input.sampling.enable_thinking,
       });
       // A retried attempt samples afresh under new ids; the old attempt's records are never
       // scored, so the update's join by sample id leaves them out.
       const attempt = activityInfo().attempt;
-      const candidates = samples[0].map((c, i) => ({ c, sampleId: `${input.episodeId}/t${input.turn}/${input.agent}/c${i}/a${attempt}` }));
+      const candidates = samples.map((c, i) => ({ c, sampleId: `${input.episodeId}/t${input.turn}/${input.agent}/c${i}/a${attempt}` }));
       const records: RolloutRecord[] = candidates.map(({ c, sampleId }) => ({
         sampleId,
         runId: policy.runId,

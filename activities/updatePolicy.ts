@@ -86,11 +86,13 @@ export function createUpdateActivities(deps: PolicyWorkerDeps & { kafka: Kafka }
             advantage: advantages.get(s.sampleId)!,
           };
         }),
-        lr: input.update.lr,
         clip_low: input.update.clip_low,
         clip_high: input.update.clip_high,
+        dual_clip_c: input.update.dual_clip_c,
+        loss_agg: input.update.loss_agg,
+        kl_coef: input.update.kl_coef,
         max_grad_norm: input.update.max_grad_norm,
-        micro_batch_size: input.update.micro_batch_size,
+        micro_batch_tokens: input.update.micro_batch_tokens,
         checkpoint_root: checkpointRoot(policy, deps.dataDir),
       });
       // The checkpoint is on disk: now the offsets may move past these records.
@@ -102,15 +104,21 @@ export function createUpdateActivities(deps: PolicyWorkerDeps & { kafka: Kafka }
         groups: new Set(scored.map((s) => s.groupKey)).size,
         replayed: result.replayed,
         checkpoint: result.checkpoint,
-        metrics: {
-          loss: result.loss,
-          clip_fraction: result.clip_fraction,
-          approx_kl: result.approx_kl,
-          // null when the step was skipped (no tokens, or a non-finite gradient)
-          ...(result.grad_norm === null ? {} : { grad_norm: result.grad_norm }),
-          tokens: result.tokens,
-          logprob_gap: result.logprob_gap,
-        },
+        // Metrics the engine did not compute this time (null) are left out.
+        metrics: Object.fromEntries(
+          Object.entries({
+            loss: result.loss,
+            pg_loss: result.pg_loss,
+            kl: result.kl,
+            clip_fraction: result.clip_fraction,
+            approx_kl: result.approx_kl,
+            entropy: result.entropy,
+            grad_norm: result.grad_norm,
+            lr: result.lr,
+            tokens: result.tokens,
+            logprob_gap: result.logprob_gap,
+          }).filter((e): e is [string, number] => e[1] !== null),
+        ),
       };
     },
   };

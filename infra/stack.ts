@@ -45,7 +45,11 @@ function services(s: StackSettings): Service[] {
     temporalService(s),
     tsService('projector', 'services/projector.ts'),
     tsService('cpu-worker', 'services/cpu-worker.ts'),
-    tsService('policy-worker', 'services/policy-worker.ts', ['--task-queue', s.policyQueue, '--device', s.policyDevice]),
+    tsService('policy-worker', 'services/policy-worker.ts', [
+      '--task-queue', s.policyQueue,
+      '--device', s.policyDevice,
+      ...s.policyModels.flatMap((m) => ['--model', m]),
+    ]),
   ];
 }
 

@@ -1,28 +1,45 @@
 // A policy worker: owns one tensor engine (a Python child process pinned to one device) and
 // serves agent turns and policy updates on its task queue.
-//   node --import tsx services/policy-worker.ts --task-queue tandem-policy-0 --device cpu
+//   node --import tsx services/policy-worker.ts --task-queue tandem-policy-0 --device cpu \
+//     [--model PATH ...] [--batch-window-ms 20] [--batch-max-tokens 16384]
+// Each --model is checked before the worker reports ready, so a missing or malformed model
+// path stops the worker at start with the path and the reason.
 import { Worker } from '@temporalio/worker';
 import { createAgentTurnActivities } from '../activities/agentTurn.js';
 import { createUpdateActivities } from '../activities/updatePolicy.js';
 import { lazyProducer, makeKafka } from '../infra/kafka/client.js';
-import { READY_LINE, stackSettings } from '../infra/settings.js';
+import { projectPath, READY_LINE, stackSettings } from '../infra/settings.js';
+import { GenerateBatcher } from './engine/batcher.js';
 import { EngineClient } from './engine/client.js';
-import { connectTemporal, option } from './worker-common.js';
+import { connectTemporal, option, options } from './worker-common.js';
 
 const s = stackSettings();
 const taskQueue = option(process.argv, 'task-queue', s.policyQueue);
 const device = option(process.argv, 'device', s.policyDevice);
-const kafka = makeKafka(s.kafkaBrokers, `tandem-${taskQueue}`);
-const producer = lazyProducer(kafka);
 const engine = new EngineClient(device);
 await engine.start();
-const deps = { engine, producer, device, dataDir: s.dataDir };
+for (const model of options(process.argv, 'model')) {
+  try {
+    await engine.request('inspect', { model_path: projectPath(model) });
+  } catch (err) {
+    console.error(`policy-worker: model ${model}: ${(err as Error).message}`);
+    await engine.stop();
+    process.exit(1);
+  }
+}
+const batcher = new GenerateBatcher(engine, {
+  windowMs: Number(option(process.argv, 'batch-window-ms', '20')),
+  maxTokens: Number(option(process.argv, 'batch-max-tokens', '16384')),
+});
+const kafka = makeKafka(s.kafkaBrokers, `tandem-${taskQueue}`);
+const producer = lazyProducer(kafka);
+const deps = { engine, batcher, producer, device, dataDir: s.dataDir };
 const worker = await Worker.create({
   connection: await connectTemporal(),
   namespace: s.namespace,
   taskQueue,
   activities: { ...createAgentTurnActivities(deps), ...createUpdateActivities({ ...deps, kafka }) },
-  maxConcurrentActivityTaskExecutions: 8,
+  maxConcurrentActivityTaskExecutions: 16,
 });
 console.log(`${READY_LINE} policy-worker on task queue ${taskQueue}, device ${device}`);
 await worker.run();

@@ -6,8 +6,12 @@ export async function connectTemporal(): Promise<NativeConnection> {
   return NativeConnection.connect({ address: stackSettings().temporalAddress });
 }
 
-/** Reads `--name value` options. */
+/** Every value of a repeatable `--name value` option. */
+export function options(argv: string[], name: string): string[] {
+  return argv.flatMap((a, i) => (a === `--${name}` && argv[i + 1] !== undefined ? [argv[i + 1]] : []));
+}
+
+/** The last value of `--name value`, or the fallback. */
 export function option(argv: string[], name: string, fallback: string): string {
-  const i = argv.indexOf(`--${name}`);
-  return i >= 0 && argv[i + 1] !== undefined ? argv[i + 1] : fallback;
+  return options(argv, name).pop() ?? fallback;
 }

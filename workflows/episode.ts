@@ -7,12 +7,13 @@ import { proxyActivities } from '@temporalio/workflow';
 import type { CandidateText } from '../activities/agentTurn.js';
 import type { ScoredCandidate } from '../activities/env.js';
 import type { CpuActivities, PolicyActivities } from '../activities/index.js';
-import type { PolicyRef } from '../activities/policy.js';
 import type { TrajectoryRecord } from '../activities/records.js';
-import { agentByName, policiesOf, type RunConfig } from '../configs/schema.js';
+import { policiesOf, policyOfAgent } from '../configs/policies.js';
+import { agentByName, type RunConfig } from '../configs/schema.js';
 import { chooseCandidate, groupKey } from '../domain/atgrpo.js';
 import { envelopes, episodeStream, type TandemEvent } from '../domain/events.js';
 import { promptFor, type Handoff } from '../envs/index.js';
+import { policyRef } from './policyRef.js';
 
 export interface EpisodeInput {
   runId: string;
@@ -48,7 +49,7 @@ export function policyActivities(taskQueue: string) {
 
 export async function episode(input: EpisodeInput): Promise<EpisodeSummary> {
   const { config: cfg, runId, iteration, episodeId, problemSeed } = input;
-  const policies = new Map(policiesOf(cfg).map((p) => [p.name, p]));
+  const policies = policiesOf(cfg);
   const stream = episodeStream(episodeId);
   await cpu.publishEvents(envelopes(stream, 0, [{ type: 'EpisodeStarted', runId, iteration, episodeId, problemSeed }]));
 
@@ -65,8 +66,8 @@ export async function episode(input: EpisodeInput): Promise<EpisodeSummary> {
     let handoff: Handoff = undefined; // what the agents before this one did in this turn
     for (const agentName of cfg.multi_agent_interaction.turn_order) {
       const agent = agentByName(cfg, agentName);
-      const spec = policies.get(agent.policy_name)!;
-      const policy: PolicyRef = { runId, spec, dataDir: cfg.data_dir };
+      const spec = policyOfAgent(policies, agentName);
+      const policy = policyRef(runId, spec, cfg);
       const policyVersion = input.versions[spec.name];
       const candidates: CandidateText[] = await policyActivities(spec.taskQueue).agentTurn({
         policy,

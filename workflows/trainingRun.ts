@@ -3,11 +3,12 @@
 // that policy's worker. Continues as new when Temporal suggests it, carrying only RunState.
 import { ApplicationFailure, continueAsNew, executeChild, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { CpuActivities } from '../activities/index.js';
-import type { PolicyRef } from '../activities/policy.js';
-import { formatIssues, parseRunConfig, policiesOf, type RunConfig } from '../configs/schema.js';
+import { policiesOf } from '../configs/policies.js';
+import { formatIssues, parseRunConfig } from '../configs/schema.js';
 import { envelopes, runStream, type TandemEvent } from '../domain/events.js';
 import { episode, mean, policyActivities, type EpisodeSummary } from './episode.js';
 import { progressQuery, type IterationSummary, type RunProgress } from './messages.js';
+import { policyRef } from './policyRef.js';
 
 export interface TrainingRunInput {
   /** The run config as written (YAML turned into JSON); validated here with the same schema as the CLI. */
@@ -42,7 +43,7 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
   const policies = policiesOf(cfg);
   const total = cfg.training.total_training_steps;
   const batch = cfg.training.train_batch_size;
-  const ref = (spec: (typeof policies)[number]): PolicyRef => ({ runId, spec, dataDir: cfg.data_dir });
+  const ref = (spec: (typeof policies)[number]) => policyRef(runId, spec, cfg);
 
   const state: RunState = carried ?? { iteration: 0, versions: {}, eventPosition: 0, updatesApplied: 0, lastCheckpoint: null, recent: [] };
   const progress: RunProgress = {

@@ -87,7 +87,22 @@ export class EngineClient {
   }
 }
 
-// ---- typed wrappers for the ops the activities use
+// ---- the shapes of the ops the activities use (services/engine/PROTOCOL.md)
+
+export interface GenerateRequest {
+  policy: string;
+  version: number;
+  messages: { role: string; content: string }[];
+  n: number;
+  temperature: number;
+  top_p: number;
+  top_k: number;
+  min_p: number;
+  max_new_tokens: number;
+  stop: string[];
+  seed: number | null;
+  enable_thinking: boolean;
+}
 
 export interface Candidate {
   text: string;
@@ -97,15 +112,27 @@ export interface Candidate {
   finish_reason: string;
 }
 
+export interface GenerateResult {
+  policy: string;
+  version: number;
+  samples: Candidate[];
+}
+
 export interface UpdateResult {
   version: number;
   replayed: boolean;
   loss: number;
+  pg_loss: number;
+  /** null when kl_coef is 0. */
+  kl: number | null;
   clip_fraction: number;
   approx_kl: number;
+  entropy: number;
+  /** null when the step was skipped (no tokens, or a non-finite gradient). */
   grad_norm: number | null;
   tokens: number;
   samples: number;
   logprob_gap: number;
+  lr: number;
   checkpoint: string;
 }

@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { loadRunConfig } from '../../configs/load.js';
-import { parseRunConfig, policiesOf } from '../../configs/schema.js';
+import { policiesOf } from '../../configs/policies.js';
+import { parseRunConfig } from '../../configs/schema.js';
 
 const SKELETON = 'configs/planpath/planpath_L1_prompt.yaml';
 
@@ -16,7 +17,15 @@ test('the skeleton config is valid and normalised with defaults', () => {
   assert.equal(r.config.training.train_sample_num, 4);
   assert.equal(r.config.agent_policy_configs.agent_configs.agent_0.train_llm_config.top_k, -1); // default filled in
   assert.deepEqual(policiesOf(r.config), [
-    { name: 'shared_model', modelPath: '.tools/models/tandem-tiny', agents: ['tool_call_agent', 'plan_agent'], taskQueue: 'tandem-policy-0', device: 'cpu' },
+    {
+      name: 'shared_model',
+      kind: 'full',
+      base: 'shared_model',
+      modelPath: '.tools/models/tandem-tiny',
+      agents: ['tool_call_agent', 'plan_agent'],
+      taskQueue: 'tandem-policy-0',
+      device: 'cpu',
+    },
   ]);
 });
 
@@ -81,4 +90,64 @@ test('`tandem config check` on a good file prints the normalised YAML and exits 
   assert.equal(r.status, 0, r.stderr);
   assert.match(r.stdout, /^alpha: 0.7$/m);
   assert.match(r.stdout, /norm_adv_by_std: true/);
+});
+
+test('L2: one adapter per agent on the shared frozen base', () => {
+  const r = loadRunConfig('configs/planpath/planpath_L2_lora.yaml');
+  assert.ok(r.ok, JSON.stringify(!r.ok && r.issues));
+  const policies = policiesOf(r.config);
+  assert.deepEqual(
+    policies.map((p) => [p.name, p.kind, p.base, p.agents]),
+    [
+      ['tool_call_agent', 'lora', 'base_model', ['tool_call_agent']],
+      ['plan_agent', 'lora', 'base_model', ['plan_agent']],
+    ],
+  );
+  assert.deepEqual(policies[0].lora, { rank: 8, alpha: 16, dropout: 0, target_modules: 'all-linear' });
+});
+
+test('L3: one full model per agent', () => {
+  const r = loadRunConfig('configs/planpath/planpath_L3_model.yaml');
+  assert.ok(r.ok, JSON.stringify(!r.ok && r.issues));
+  assert.deepEqual(
+    policiesOf(r.config).map((p) => [p.name, p.kind, p.agents]),
+    [
+      ['tool_model', 'full', ['tool_call_agent']],
+      ['plan_model', 'full', ['plan_agent']],
+    ],
+  );
+});
+
+test('L1 with lora_rank > 0 trains one shared adapter', () => {
+  const r = loadRunConfig(SKELETON, ['lora_rank=4', 'lora_alpha=8']);
+  assert.ok(r.ok);
+  const [p] = policiesOf(r.config);
+  assert.equal(p.kind, 'lora');
+  assert.deepEqual(p.agents, ['tool_call_agent', 'plan_agent']);
+});
+
+test('a mix: one agent on an adapter, the other on its own full model', () => {
+  const r = loadRunConfig('configs/planpath/planpath_L3_model.yaml', [
+    'agent_policy_configs.agent_configs.agent_0.specialization=lora',
+    'lora_rank=4',
+    'lora_alpha=8',
+  ]);
+  assert.ok(r.ok, JSON.stringify(!r.ok && r.issues));
+  assert.deepEqual(
+    policiesOf(r.config).map((p) => [p.name, p.kind, p.base]),
+    [
+      ['tool_call_agent', 'lora', 'tool_model'],
+      ['plan_model', 'full', 'plan_model'],
+    ],
+  );
+});
+
+test('LoRA without a rank, and a base both adapted and fully trained, are errors with paths', () => {
+  const noRank = loadRunConfig('configs/planpath/planpath_L2_lora.yaml', ['lora_rank=0']);
+  assert.ok(!noRank.ok);
+  assert.deepEqual(noRank.issues.map((i) => i.path), ['lora_rank']);
+  const clash = loadRunConfig('configs/planpath/planpath_L2_lora.yaml', ['agent_policy_configs.agent_configs.agent_1.specialization=full']);
+  assert.ok(!clash.ok);
+  assert.deepEqual(clash.issues.map((i) => i.path), ['agent_policy_configs.agent_configs.agent_1.specialization']);
+  assert.match(clash.issues[0].message, /carries LoRA adapters \(agents tool_call_agent\)/);
 });

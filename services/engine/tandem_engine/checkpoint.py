@@ -1,9 +1,12 @@
 """Checkpoint layout (one folder per policy version):
 
     <checkpoint_root>/v000001/
-        model/          HF folder: config.json, model.safetensors, tokenizer files
+        adapter/        lora policies: PEFT layout (adapter_config.json, adapter_model.safetensors)
+        model/          full policies: HF folder (config.json, model.safetensors, tokenizer files)
         optimizer.pt    AdamW state_dict
-        state.json      {"version", "update_result", "created_at"}  -- written LAST
+        scheduler.pt    LambdaLR state_dict (its step count)
+        rng.pt          the policy's private RNG streams (torch CPU, CUDA, python) for dropout
+        state.json      {"version", "kind", "update_result", "created_at"}  -- written LAST
 
 A version folder is first written as <checkpoint_root>/.tmp-v000001-<pid>/ and then
 renamed into place, so a folder named vNNNNNN is always complete; we still require
@@ -45,7 +48,9 @@ def read_state(folder: str) -> dict:
         return json.load(f)
 
 
-def save(root: str, version: int, model, tokenizer, optimizer, update_result: dict) -> str:
+def save(root: str, version: int, kind: str, write_weights, optimizer, scheduler, rng: dict,
+         update_result: dict) -> str:
+    """Write checkpoint `version`; `write_weights(folder)` writes adapter/ or model/ into the temp folder."""
     final = version_dir(root, version)
     if os.path.isfile(os.path.join(final, "state.json")):
         raise FileExistsError(f"checkpoint {final} already exists")
@@ -53,10 +58,11 @@ def save(root: str, version: int, model, tokenizer, optimizer, update_result: di
     tmp = os.path.join(root, f".tmp-v{version:06d}-{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
     os.makedirs(tmp)
-    model.save_pretrained(os.path.join(tmp, "model"), safe_serialization=True)
-    tokenizer.save_pretrained(os.path.join(tmp, "model"))
+    write_weights(tmp)
     torch.save(optimizer.state_dict(), os.path.join(tmp, "optimizer.pt"))
-    state = {"version": version, "update_result": update_result, "created_at": time.time()}
+    torch.save(scheduler.state_dict(), os.path.join(tmp, "scheduler.pt"))
+    torch.save(rng, os.path.join(tmp, "rng.pt"))
+    state = {"version": version, "kind": kind, "update_result": update_result, "created_at": time.time()}
     with open(os.path.join(tmp, "state.json"), "w") as f:  # last: marks the folder complete
         json.dump(state, f, indent=2)
         f.flush()
@@ -65,3 +71,8 @@ def save(root: str, version: int, model, tokenizer, optimizer, update_result: di
         shutil.rmtree(final)
     os.rename(tmp, final)
     return final
+
+
+def load_torch(folder: str, name: str, device):
+    path = os.path.join(folder, name)
+    return torch.load(path, map_location=device, weights_only=True) if os.path.isfile(path) else None

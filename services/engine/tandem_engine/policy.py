@@ -1,236 +1,165 @@
-"""One trainable policy: HF causal LM + tokenizer + (lazy) AdamW, at an integer version."""
+"""A trainable policy at an integer version: either
+
+* kind "full": its own Backbone (HF model + tokenizer), every weight trainable; or
+* kind "lora": a named LoRA adapter inside a shared Backbone whose model is a PeftModel over a
+  frozen base. Several lora policies naming the same `base` key share that one PeftModel.
+
+Each policy has its own AdamW (over its trainable parameters only), LR schedule, private RNG
+stream (dropout) and checkpoints. Updating one policy never writes another's weights: the
+optimizer only holds this policy's parameters, and a frozen base gets no optimizer at all.
+"""
 
 from __future__ import annotations
 
+import copy
+import math
 import os
-import secrets
+import random
+import re
+import warnings
+import zlib
+from contextlib import contextmanager
 
 import torch
 
 from . import checkpoint
 from .errors import EngineError
-from .ppo import ppo_loss
-
-GEN_BATCH_ROWS = int(os.environ.get("TANDEM_GEN_BATCH", "64"))  # max sequences sampled in parallel
-LOGPROB_FLOOR = -1e4  # -inf is not valid JSON; a token this unlikely is effectively impossible
+from .models import Backbone, load_pretrained
+from .ppo import policy_loss
 
 
-def check_model_folder(path: str) -> None:
-    if not path:
-        raise EngineError("LoadError", "model_path is empty")
-    if not os.path.exists(path):
-        raise EngineError("LoadError", f"model_path {path!r} does not exist")
-    if not os.path.isdir(path):
-        raise EngineError("LoadError", f"model_path {path!r} is not a directory")
-    if not os.path.isfile(os.path.join(path, "config.json")):
-        raise EngineError("LoadError", f"model_path {path!r} is not a Hugging Face model folder (no config.json)")
+def lr_factor(step: int, warmup: int, total: int, min_ratio: float) -> float:
+    """LR multiplier for optimizer step `step` (0-based): linear warm-up over `warmup` steps
+    (step 0 already uses lr/warmup, step warmup-1 the full lr), then cosine decay from lr at
+    step `warmup` to lr*min_ratio at step `total`, constant afterwards."""
+    if step < warmup:
+        return (step + 1) / warmup
+    if total <= warmup:
+        return 1.0
+    progress = min(1.0, (step - warmup) / (total - warmup))
+    return min_ratio + (1.0 - min_ratio) * 0.5 * (1.0 + math.cos(math.pi * progress))
 
 
 class Policy:
-    def __init__(self, key: str, model_path: str, checkpoint_root: str, device: torch.device, dtype: torch.dtype):
-        from transformers import AutoModelForCausalLM, AutoTokenizer
-        from transformers.utils import logging as hf_logging
-
-        hf_logging.disable_progress_bar()
-
-        self.key, self.model_path, self.checkpoint_root = key, model_path, checkpoint_root
-        self.device, self.dtype = device, dtype
-        check_model_folder(model_path)
+    def __init__(self, key: str, kind: str, backbone: Backbone, adapter: str | None, optim: dict,
+                 checkpoint_root: str, folder: str | None, device: torch.device):
+        """`folder`: the checkpoint whose weights the backbone/adapter were loaded from (optimizer,
+        scheduler, RNG and version are restored from it too), or None for version 0."""
+        self.key, self.kind, self.backbone, self.adapter = key, kind, backbone, adapter
+        self.model_path, self.checkpoint_root, self.device = backbone.model_path, checkpoint_root, device
+        self.optim = optim
         self.results: dict[int, dict] = {}  # from_version -> update result (idempotent replays)
-        self.optimizer: torch.optim.Optimizer | None = None
+        self.ref_model = None  # full policies with kl_coef > 0: frozen copy of the initial weights
         self.dirty = False  # weights stepped but not checkpointed (after a failed save)
+        self.seed = zlib.crc32(key.encode())
 
-        ckpts = checkpoint.list_complete(checkpoint_root)
-        if ckpts:
-            self.version, folder = ckpts[-1]
-            self.source = os.path.join(folder, "model")
-            check_model_folder(self.source)
-            state = checkpoint.read_state(folder)
-            self.version = int(state.get("version", self.version))
-            if state.get("update_result"):
-                self.results[self.version - 1] = state["update_result"]
-        else:
-            self.version, folder, self.source = 0, None, model_path
+        params = self.trainable_parameters()
+        if not params:
+            raise EngineError("LoadError", f"policy {key!r} has no trainable parameters (check lora.target_modules)")
+        self.optimizer = torch.optim.AdamW(params, lr=optim["lr"], betas=tuple(optim["betas"]), eps=1e-8,
+                                           weight_decay=optim["weight_decay"])
+        sched = (optim["warmup_steps"], optim["total_steps"], optim["min_lr_ratio"])
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, lambda step: lr_factor(step, *sched))
+        self.rng = self._initial_rng()
+        self.version, self.source = 0, backbone.model_path
+        if folder:
+            self._restore(folder)
 
-        try:
-            self.tokenizer = AutoTokenizer.from_pretrained(self.source, local_files_only=True)
-            self.model = AutoModelForCausalLM.from_pretrained(self.source, dtype=dtype, local_files_only=True)
-        except Exception as e:  # noqa: BLE001 - report which folder failed and why
-            raise EngineError("LoadError", f"cannot load {self.source!r}: {type(e).__name__}: {e}") from e
-        # No dropout: the update must recompute exactly the distribution we sampled from.
-        self.model.to(device).eval()
+    # ------------------------------------------------------------------ parameters, RNG, reference
 
-        if folder and os.path.isfile(os.path.join(folder, "optimizer.pt")):
-            state_dict = torch.load(os.path.join(folder, "optimizer.pt"), map_location=device, weights_only=True)
-            self.get_optimizer().load_state_dict(state_dict)
+    def trainable_parameters(self) -> list[torch.nn.Parameter]:
+        if self.kind == "full":
+            return [p for p in self.backbone.model.parameters() if p.requires_grad]
+        # PEFT names adapter weights "...lora_A.<adapter>.weight"; pick exactly this adapter's.
+        mine = re.compile(rf"\.{re.escape(self.adapter)}(\.|$)")
+        return [p for n, p in self.backbone.model.named_parameters() if mine.search(n)]
 
-        # Token ids that end a response: eos of tokenizer and generation config, plus ChatML markers.
-        vocab = self.tokenizer.get_vocab()
-        stops = {self.tokenizer.eos_token_id}
-        gen_eos = getattr(getattr(self.model, "generation_config", None), "eos_token_id", None)
-        stops.update(gen_eos if isinstance(gen_eos, (list, tuple)) else [gen_eos])
-        stops.update(vocab[t] for t in ("<|im_end|>", "<|endoftext|>", "<|eot_id|>") if t in vocab)
-        self.stop_ids = {int(t) for t in stops if t is not None}
-        pad = self.tokenizer.pad_token_id
-        self.pad_id = int(pad) if pad is not None else min(self.stop_ids)
-        self.vocab_size = self.model.get_input_embeddings().weight.shape[0]
+    def _cuda(self) -> list:
+        return [self.device] if self.device.type == "cuda" else []
 
-    # ------------------------------------------------------------------ helpers
+    def _initial_rng(self) -> dict:
+        with torch.random.fork_rng(devices=self._cuda()):
+            torch.manual_seed(self.seed)
+            return self._capture_rng(random.Random(self.seed).getstate())
 
-    def get_optimizer(self) -> torch.optim.Optimizer:
-        if self.optimizer is None:
-            params = [p for p in self.model.parameters() if p.requires_grad]
-            self.optimizer = torch.optim.AdamW(params, lr=1e-6, betas=(0.9, 0.999), weight_decay=0.0)
-        return self.optimizer
+    def _capture_rng(self, python_state) -> dict:
+        return {"torch": torch.get_rng_state(),
+                "cuda": torch.cuda.get_rng_state(self.device) if self._cuda() else None,
+                "python": python_state}
 
-    def render(self, messages: list[dict]) -> list[int]:
-        text = self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
-        # The template already contains every special token it wants (bos etc.).
-        return self.tokenizer(text, add_special_tokens=False)["input_ids"]
+    @contextmanager
+    def rng_scope(self):
+        """Run with this policy's own RNG streams (dropout masks), leaving the global ones untouched,
+        so that a policy's training is reproducible whatever other policies do in between."""
+        outer_python = random.getstate()
+        with torch.random.fork_rng(devices=self._cuda()):
+            torch.set_rng_state(self.rng["torch"])
+            if self._cuda() and self.rng.get("cuda") is not None:
+                torch.cuda.set_rng_state(self.rng["cuda"], self.device)
+            random.setstate(self.rng["python"])
+            try:
+                yield
+            finally:
+                self.rng = self._capture_rng(random.getstate())
+                random.setstate(outer_python)
 
-    def sequence_logprobs(self, prompts: list[list[int]], responses: list[list[int]]):
-        """Teacher-forced log p(response_t | prompt, response_<t) under the plain softmax.
+    def reference_logprobs(self, prompts, responses):
+        """Log-probs under the reference policy: the base without adapter (lora) or the initial
+        weights (full; loaded from model_path on first use and kept on the same device)."""
+        bb = self.backbone
+        with torch.no_grad():
+            if self.kind == "lora":
+                with bb.model.disable_adapter():
+                    return bb.logprobs(prompts, responses)[0]
+            if self.ref_model is None:
+                self.ref_model, _ = load_pretrained(self.model_path, next(bb.model.parameters()).dtype, self.device)
+                self.ref_model.requires_grad_(False)
+            return bb.logprobs(prompts, responses, model=self.ref_model)[0]
 
-        Sequences are right-padded, so every real token sees exactly its own prefix.
-        Returns (logp [B, Tr] float32, mask [B, Tr]); differentiable w.r.t. the weights.
-        """
-        B = len(prompts)
-        lens = [len(p) + len(r) for p, r in zip(prompts, responses)]
-        L, Tr = max(lens), max(len(r) for r in responses)
-        ids = torch.full((B, L), self.pad_id, dtype=torch.long)
-        attn = torch.zeros((B, L), dtype=torch.long)
-        targets = torch.full((B, Tr), self.pad_id, dtype=torch.long)
-        mask = torch.zeros((B, Tr), dtype=torch.float32)
-        for i, (p, r) in enumerate(zip(prompts, responses)):
-            ids[i, : lens[i]] = torch.tensor(p + r)
-            attn[i, : lens[i]] = 1
-            targets[i, : len(r)] = torch.tensor(r)
-            mask[i, : len(r)] = 1
-        # Only positions from the shortest prompt's last token onwards predict response tokens.
-        first = min(len(p) for p in prompts) - 1
-        keep = L - first
-        logits = self.model(input_ids=ids.to(self.device), attention_mask=attn.to(self.device),
-                            logits_to_keep=keep).logits  # [B, keep, V] for positions first..L-1
-        # Row i's response token j is predicted at position len(p_i) - 1 + j.
-        pos = torch.stack([torch.arange(Tr) + len(p) - 1 - first for p in prompts]).clamp(max=keep - 1)
-        logits = torch.gather(logits, 1, pos.to(self.device)[:, :, None].expand(-1, -1, logits.shape[-1]))
-        logp = torch.log_softmax(logits.float(), dim=-1)
-        logp = torch.gather(logp, -1, targets.to(self.device)[:, :, None])[:, :, 0]
-        return logp * mask.to(self.device), mask.to(self.device)
+    # ------------------------------------------------------------------ checkpoints
 
-    # ------------------------------------------------------------------ generate
+    def _restore(self, folder: str) -> None:
+        state = checkpoint.read_state(folder)
+        self.version = int(state["version"])
+        self.source = os.path.join(folder, "adapter" if self.kind == "lora" else "model")
+        if state.get("update_result"):
+            self.results[self.version - 1] = state["update_result"]
+        opt_state = checkpoint.load_torch(folder, "optimizer.pt", self.device)
+        if opt_state is not None:
+            self.optimizer.load_state_dict(opt_state)
+        sched_state = checkpoint.load_torch(folder, "scheduler.pt", "cpu")
+        if sched_state is not None:
+            self.scheduler.load_state_dict(sched_state)
+        rng = checkpoint.load_torch(folder, "rng.pt", "cpu")
+        if rng is not None:
+            self.rng = rng
+        # Moments and step counts come from the checkpoint, hyperparameters from the load request.
+        o = self.optim
+        self.scheduler.base_lrs = [o["lr"]]
+        for g in self.optimizer.param_groups:
+            g.update(initial_lr=o["lr"], betas=tuple(o["betas"]), weight_decay=o["weight_decay"],
+                     lr=o["lr"] * lr_factor(self.scheduler.last_epoch, o["warmup_steps"], o["total_steps"],
+                                            o["min_lr_ratio"]))
 
-    @torch.no_grad()
-    def generate(self, prompts, n, temperature, top_p, top_k, max_new_tokens, seed):
-        prompt_ids = [self.render(m) for m in prompts]
-        gen = torch.Generator(device=self.device)
-        gen.manual_seed(int(seed) if seed is not None else secrets.randbits(63))
-        rows = [p for p in prompt_ids for _ in range(n)]  # prompt-major: row = i * n + k
-        out = []
-        for s in range(0, len(rows), GEN_BATCH_ROWS):
-            out += self._sample_batch(rows[s: s + GEN_BATCH_ROWS], temperature, top_p, top_k, max_new_tokens, gen)
-        return [out[i * n: (i + 1) * n] for i in range(len(prompts))]
+    def _write_weights(self, folder: str) -> None:
+        model = self.backbone.model
+        if self.kind == "full":
+            model.save_pretrained(os.path.join(folder, "model"))
+            self.backbone.tokenizer.save_pretrained(os.path.join(folder, "model"))
+            return
+        # PEFT layout, loadable with PeftModel.from_pretrained(base, folder/adapter). (PeftModel's own
+        # save_pretrained would put a non-"default" adapter into a subfolder named after it.)
+        from peft import get_peft_model_state_dict
+        from safetensors.torch import save_file
 
-    def _sample_batch(self, rows, temperature, top_p, top_k, max_new_tokens, gen):
-        B, P = len(rows), max(len(r) for r in rows)
-        # Left-pad the prompts so that all rows append new tokens at the same column.
-        ids = torch.full((B, P), self.pad_id, dtype=torch.long, device=self.device)
-        attn = torch.zeros((B, P), dtype=torch.long, device=self.device)
-        for i, r in enumerate(rows):
-            ids[i, P - len(r):] = torch.tensor(r, device=self.device)
-            attn[i, P - len(r):] = 1
-        pos = (attn.cumsum(-1) - 1).clamp(min=0)  # RoPE positions ignore the padding
-        resp = [[] for _ in range(B)]
-        lps = [[] for _ in range(B)]
-        done = [False] * B
-        reason = ["length"] * B
-        cache = None
-        for step in range(max_new_tokens):
-            out = self.model(input_ids=ids, attention_mask=attn, position_ids=pos, past_key_values=cache,
-                             use_cache=True, logits_to_keep=1)
-            cache = out.past_key_values
-            logits = out.logits[:, -1, :].float()
-            logp = torch.log_softmax(logits, dim=-1)  # plain softmax: what the update recomputes
-            tok = sample(logits, temperature, top_p, top_k, gen)
-            tok_lp = logp.gather(1, tok[:, None])[:, 0].nan_to_num(neginf=LOGPROB_FLOOR).clamp(min=LOGPROB_FLOOR)
-            for i, (t, lp) in enumerate(zip(tok.tolist(), tok_lp.tolist())):
-                if done[i]:
-                    continue
-                resp[i].append(t)
-                lps[i].append(lp)
-                if t in self.stop_ids:
-                    done[i], reason[i] = True, "stop"
-            if all(done):
-                break
-            # Feed the sampled token back (finished rows keep running; their output is ignored).
-            ids = tok[:, None]
-            attn = torch.cat([attn, torch.ones((B, 1), dtype=attn.dtype, device=self.device)], dim=1)
-            pos = pos[:, -1:] + 1
-        samples = []
-        for i in range(B):
-            body = resp[i][:-1] if reason[i] == "stop" else resp[i]
-            samples.append({
-                "text": self.tokenizer.decode(body, skip_special_tokens=True),
-                "prompt_ids": rows[i],
-                "response_ids": resp[i],  # includes the stop token, so PPO also learns to stop
-                "logprobs": lps[i],
-                "finish_reason": reason[i],
-            })
-        return samples
-
-    # ------------------------------------------------------------------ update
-
-    def update(self, samples, lr, clip_low, clip_high, max_grad_norm, micro_batch_size, checkpoint_root):
-        samples = [s for s in samples if len(s["response_ids"]) > 0]
-        n_tokens = sum(len(s["response_ids"]) for s in samples)
-        opt = self.get_optimizer()
-        for g in opt.param_groups:
-            g["lr"] = lr
-        opt.zero_grad(set_to_none=True)
-
-        loss_sum = clipped = kl = gap = 0.0
-        for s in range(0, len(samples), micro_batch_size):
-            mb = samples[s: s + micro_batch_size]
-            new_logp, mask = self.sequence_logprobs([x["prompt_ids"] for x in mb], [x["response_ids"] for x in mb])
-            old_logp = pad_rows([x["logprobs"] for x in mb], new_logp.shape[1]).to(self.device)
-            adv = torch.tensor([float(x["advantage"]) for x in mb], device=self.device)
-            # Each micro-batch is normalised by the token count of the WHOLE batch, so the
-            # summed gradients equal the gradient of the full-batch token-mean loss.
-            loss, st = ppo_loss(new_logp, old_logp, adv, mask, clip_low, clip_high, num_tokens=n_tokens)
-            loss.backward()
-            loss_sum += loss.item()
-            clipped += st["clipped"]
-            kl += st["kl"]
-            gap += ((new_logp.detach() - old_logp).abs() * mask).sum().item()
-
-        params = [p for g in opt.param_groups for p in g["params"]]
-        grad_norm = None
-        if n_tokens > 0:
-            norm = torch.nn.utils.clip_grad_norm_(params, max_grad_norm if max_grad_norm > 0 else float("inf"))
-            if torch.isfinite(norm):
-                grad_norm = norm.item()
-                self.dirty = True  # from here on, memory differs from the last checkpoint
-                opt.step()
-        opt.zero_grad(set_to_none=True)
-
-        from_version = self.version
-        denom = max(n_tokens, 1)
-        result = {
-            "version": from_version + 1,
-            "loss": loss_sum,
-            "clip_fraction": clipped / denom,
-            "approx_kl": kl / denom,
-            "grad_norm": grad_norm,
-            "skipped_step": grad_norm is None,  # no tokens, or a non-finite gradient
-            "tokens": n_tokens,
-            "samples": len(samples),
-            "logprob_gap": gap / denom,
-        }
-        result["checkpoint"] = checkpoint.save(checkpoint_root, from_version + 1, self.model, self.tokenizer, opt, result)
-        self.version = from_version + 1
-        self.dirty = False
-        self.results[from_version] = result
-        return result
+        out = os.path.join(folder, "adapter")
+        os.makedirs(out)
+        config = copy.deepcopy(model.peft_config[self.adapter])
+        config.inference_mode, config.base_model_name_or_path = True, self.model_path
+        config.save_pretrained(out)
+        weights = get_peft_model_state_dict(model, adapter_name=self.adapter, save_embedding_layers=False)
+        save_file({k: v.detach().cpu().contiguous() for k, v in weights.items()},
+                  os.path.join(out, "adapter_model.safetensors"), metadata={"format": "pt"})
 
     def recorded_result(self, from_version: int, checkpoint_root: str):
         """Result of the update that went from `from_version` to `from_version + 1`, if any."""
@@ -242,24 +171,95 @@ class Policy:
                 return checkpoint.read_state(folder).get("update_result")
         return None
 
+    # ------------------------------------------------------------------ update
 
-def sample(logits, temperature, top_p, top_k, gen):
-    """Next token from temperature / top-k / top-p filtered logits [B, V]; temperature 0 = greedy."""
-    if temperature <= 0:
-        return logits.argmax(dim=-1)
-    logits = logits / temperature
-    if 0 < top_k < logits.shape[-1]:
-        kth = torch.topk(logits, top_k, dim=-1).values[:, -1:]
-        logits = logits.masked_fill(logits < kth, float("-inf"))
-    if 0 < top_p < 1:
-        sorted_logits, idx = torch.sort(logits, descending=True, dim=-1)
-        probs = torch.softmax(sorted_logits, dim=-1)
-        # Drop a token if the tokens ranked above it already cover top_p (the top-1 always stays).
-        drop = (probs.cumsum(dim=-1) - probs) > top_p
-        sorted_logits = sorted_logits.masked_fill(drop, float("-inf"))
-        logits = torch.full_like(logits, float("-inf")).scatter(-1, idx, sorted_logits)
-    probs = torch.softmax(logits, dim=-1)
-    return torch.multinomial(probs, 1, generator=gen)[:, 0]
+    def update(self, samples, clip_low, clip_high, dual_clip_c, loss_agg, kl_coef, max_grad_norm,
+               micro_batch_tokens, old_logprobs, checkpoint_root) -> dict:
+        samples = [s for s in samples if len(s["response_ids"]) > 0]
+        n_tokens, n_seqs = sum(len(s["response_ids"]) for s in samples), len(samples)
+        model, opt = self.backbone.model, self.optimizer
+        if self.kind == "lora":
+            model.set_adapter(self.adapter)  # the forward below runs base + this adapter only
+        opt.zero_grad(set_to_none=True)
+        lr = opt.param_groups[0]["lr"]
+
+        sums = dict.fromkeys(("loss", "pg_loss", "kl", "clipped", "approx_kl", "entropy", "gap"), 0.0)
+        model.train()  # dropout (e.g. lora_dropout) is on while computing the gradient
+        try:
+            with self.rng_scope():
+                for mb in pack(samples, micro_batch_tokens):
+                    prompts, responses = [x["prompt_ids"] for x in mb], [x["response_ids"] for x in mb]
+                    new_logp, mask, ent = self.backbone.logprobs(prompts, responses, entropy=True)
+                    rollout = pad_rows([x["logprobs"] for x in mb], new_logp.shape[1]).to(self.device)
+                    # "recompute": old log-probs are the trainer's own teacher-forced ones (this very
+                    # forward, detached), so ratio = 1 in value and the step is the plain policy gradient.
+                    old = new_logp.detach() if old_logprobs == "recompute" else rollout
+                    ref = self.reference_logprobs(prompts, responses) if kl_coef > 0 else None
+                    adv = torch.tensor([float(x["advantage"]) for x in mb], device=self.device)
+                    loss, st = policy_loss(new_logp, old, adv, mask, clip_low, clip_high, dual_clip_c, loss_agg,
+                                           ref, kl_coef, num_tokens=n_tokens, num_seqs=n_seqs)
+                    loss.backward()
+                    sums["loss"] += loss.item()
+                    sums["pg_loss"] += st["pg_loss"]
+                    sums["kl"] += st["kl"] or 0.0
+                    sums["clipped"] += st["clipped"]
+                    sums["approx_kl"] += st["approx_kl"]
+                    sums["entropy"] += ent.sum().item()
+                    sums["gap"] += ((new_logp.detach() - rollout).abs() * mask).sum().item()
+        finally:
+            model.eval()
+
+        params = [p for g in opt.param_groups for p in g["params"]]
+        grad_norm = None
+        if n_tokens > 0:
+            norm = torch.nn.utils.clip_grad_norm_(params, max_grad_norm if max_grad_norm > 0 else float("inf"))
+            if torch.isfinite(norm):
+                grad_norm = norm.item()
+                self.dirty = True  # from here on, memory differs from the last checkpoint
+                opt.step()
+        opt.zero_grad(set_to_none=True)
+        with warnings.catch_warnings():  # the schedule counts updates, also those whose step was skipped
+            warnings.simplefilter("ignore")
+            self.scheduler.step()
+
+        from_version = self.version
+        denom = max(n_tokens, 1)
+        result = {
+            "version": from_version + 1,
+            "loss": sums["loss"],
+            "pg_loss": sums["pg_loss"],
+            "kl": sums["kl"] if kl_coef > 0 else None,
+            "clip_fraction": sums["clipped"] / denom,
+            "approx_kl": sums["approx_kl"] / denom,
+            "entropy": sums["entropy"] / denom,
+            "grad_norm": grad_norm,
+            "skipped_step": grad_norm is None,  # no tokens, or a non-finite gradient
+            "tokens": n_tokens,
+            "samples": n_seqs,
+            "logprob_gap": sums["gap"] / denom,
+            "lr": lr,
+        }
+        result["checkpoint"] = checkpoint.save(checkpoint_root, from_version + 1, self.kind, self._write_weights,
+                                               opt, self.scheduler, self.rng, result)
+        self.version = from_version + 1
+        self.dirty = False
+        self.results[from_version] = result
+        return result
+
+
+def pack(samples: list[dict], budget: int) -> list[list[dict]]:
+    """Micro-batches whose padded size (rows x longest sequence) stays within `budget` tokens
+    (a longer sample goes alone). Longest first, so similar lengths share a batch."""
+    order = sorted(samples, key=lambda s: len(s["prompt_ids"]) + len(s["response_ids"]), reverse=True)
+    batches, cur, width = [], [], 0
+    for s in order:
+        if cur and (len(cur) + 1) * width > budget:
+            batches.append(cur)
+            cur = []
+        if not cur:
+            width = len(s["prompt_ids"]) + len(s["response_ids"])
+        cur.append(s)
+    return batches + ([cur] if cur else [])
 
 
 def pad_rows(rows: list[list[float]], width: int) -> torch.Tensor:
@@ -267,3 +267,40 @@ def pad_rows(rows: list[list[float]], width: int) -> torch.Tensor:
     for i, r in enumerate(rows):
         out[i, : len(r)] = torch.tensor(r, dtype=torch.float32)
     return out
+
+
+# ---------------------------------------------------------------------- LoRA adapters on shared bases
+
+def attach_adapter(backbone: Backbone, name: str, lora: dict | None, folder: str | None, seed: int) -> None:
+    """Add adapter `name` to the backbone (wrapping its model in a PeftModel on first use): loaded
+    from `folder` (PEFT layout) if given, else freshly initialised from `lora` (seeded)."""
+    from peft import LoraConfig, PeftModel, get_peft_model
+
+    model = backbone.model
+    config = None if folder else LoraConfig(
+        r=lora["rank"], lora_alpha=lora["alpha"], lora_dropout=lora["dropout"],
+        target_modules=lora["target_modules"], bias="none", task_type="CAUSAL_LM")
+    cuda = [backbone.device] if backbone.device.type == "cuda" else []
+    with torch.random.fork_rng(devices=cuda), warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*")  # peft <-> transformers 5 noise
+        torch.manual_seed(seed)  # deterministic lora_A init (lora_B starts at zero)
+        if not isinstance(model, PeftModel):
+            model = (PeftModel.from_pretrained(model, folder, adapter_name=name, is_trainable=True) if folder
+                     else get_peft_model(model, config, adapter_name=name))
+        elif folder:
+            model.load_adapter(folder, adapter_name=name, is_trainable=True)
+        else:
+            model.add_adapter(name, config)
+    backbone.model = model.eval()
+    model.set_adapter(name)
+
+
+def detach_adapter(backbone: Backbone, name: str) -> None:
+    model = backbone.model
+    configs = getattr(model, "peft_config", {})
+    if name not in configs:
+        return
+    others = [a for a in configs if a != name]
+    if others:  # PEFT only honours adapter_names=[...] while some adapter is active
+        model.set_adapter(others[0])
+    model.delete_adapter(name)

@@ -1,49 +1,80 @@
-"""The PPO / GRPO policy-gradient step (one optimizer step per `update` request).
+"""The GRPO / PPO policy-gradient loss (one optimizer step per `update` request).
 
 Per response token t of sample i with advantage A_i (GRPO: one advantage per sample,
 broadcast to all its tokens):
 
     ratio_t = exp(logp_new_t - logp_old_t)
-    loss_t  = -min(ratio_t * A_i, clip(ratio_t, 1 - clip_low, 1 + clip_high) * A_i)
+    pg_t    = -min(ratio_t * A_i, clip(ratio_t, 1 - clip_low, 1 + clip_high) * A_i)
+    pg_t    = min(pg_t, c * |A_i|)            if dual_clip_c = c is set and A_i < 0
+    kl_t    = exp(ref_t - new_t) - (ref_t - new_t) - 1     (k3 estimator of KL(new || ref))
+    loss_t  = pg_t + kl_coef * kl_t
 
-and the batch loss is the token mean over *all* response tokens of the batch
-(DAPO-style "token-level" aggregation). Micro-batches each contribute
-sum(loss_t) / N_total_tokens, so the accumulated gradient equals the full-batch one.
+Dual clip (Ye et al. 2020, verl's `clip_ratio_c`): with A < 0 the PPO objective is unbounded in
+the ratio (a token that became much *more* likely gets an ever larger penalty); it is capped at c|A|.
+
+Aggregation over the batch (this is what TRL calls loss_type "bnpo"/"dapo" and "grpo"):
+    token-mean:            sum over all tokens / total number of tokens
+    seq-mean-token-mean:   mean over sequences of (sum over the sequence's tokens / its length)
+Micro-batches each contribute their share with the *full-batch* normaliser (`num_tokens` /
+`num_seqs`), so the accumulated gradient equals the full-batch one.
 """
 
 from __future__ import annotations
 
 import torch
 
+LOSS_AGGS = ("token-mean", "seq-mean-token-mean")
 
-def ppo_loss(new_logp, old_logp, advantages, mask, clip_low=0.2, clip_high=0.2, num_tokens=None):
-    """Clipped surrogate loss.
 
-    new_logp, old_logp, mask: [B, T] (mask is 1 on response tokens); advantages: [B] or [B, T].
-    num_tokens: normaliser (defaults to mask.sum()); pass the full-batch token count when
-    accumulating over micro-batches.
-    Returns (loss, stats) where stats are detached sums over the masked tokens.
+def aggregate(x, mask, loss_agg, num_tokens, num_seqs):
+    if loss_agg == "token-mean":
+        return (x * mask).sum() / max(float(num_tokens), 1.0)
+    if loss_agg == "seq-mean-token-mean":
+        per_seq = (x * mask).sum(-1) / mask.sum(-1).clamp(min=1.0)
+        return per_seq.sum() / max(float(num_seqs), 1.0)
+    raise ValueError(f"unknown loss_agg {loss_agg!r}")
+
+
+def policy_loss(new_logp, old_logp, advantages, mask, clip_low=0.2, clip_high=0.2, dual_clip_c=None,
+                loss_agg="token-mean", ref_logp=None, kl_coef=0.0, num_tokens=None, num_seqs=None):
+    """Clipped surrogate (+ optional dual clip and k3 KL penalty).
+
+    new_logp, old_logp, mask (1 on response tokens), ref_logp: [B, T]; advantages: [B] or [B, T].
+    num_tokens / num_seqs: full-batch normalisers (default: this batch's).
+    Returns (loss, stats); stats hold detached values: "pg_loss", "kl" (aggregated like the loss),
+    and token sums "clipped", "approx_kl", "tokens".
     """
     mask = mask.to(new_logp.dtype)
+    num_tokens = mask.sum().item() if num_tokens is None else num_tokens
+    num_seqs = new_logp.shape[0] if num_seqs is None else num_seqs
     if advantages.dim() == 1:
         advantages = advantages[:, None]
     advantages = advantages.to(new_logp.dtype).expand_as(new_logp)
     log_ratio = (new_logp - old_logp) * mask  # zero on padding so exp() stays finite
     ratio = torch.exp(log_ratio)
-    unclipped = ratio * advantages
-    clipped = torch.clamp(ratio, 1.0 - clip_low, 1.0 + clip_high) * advantages
-    per_token = -torch.min(unclipped, clipped)
-    denom = mask.sum() if num_tokens is None else num_tokens
-    loss = (per_token * mask).sum() / max(float(denom), 1.0)
+    pg = -torch.min(ratio * advantages, torch.clamp(ratio, 1.0 - clip_low, 1.0 + clip_high) * advantages)
+    if dual_clip_c is not None:
+        pg = torch.where(advantages < 0, torch.min(pg, -dual_clip_c * advantages), pg)
+    per_token = pg
+    kl = None
+    if kl_coef and ref_logp is not None:
+        delta = (ref_logp - new_logp) * mask
+        kl = torch.exp(delta) - delta - 1.0
+        per_token = pg + kl_coef * kl
+    loss = aggregate(per_token, mask, loss_agg, num_tokens, num_seqs)
 
     with torch.no_grad():
-        # A token is "clipped" when the clipped branch is the active one (its gradient is 0).
-        is_clipped = ((ratio < 1.0 - clip_low) & (advantages < 0)) | ((ratio > 1.0 + clip_high) & (advantages > 0))
-        # k3 estimator of KL(old || new): E[(r - 1) - log r], always >= 0 (Schulman's blog).
-        kl = (ratio - 1.0) - log_ratio
+        # "Clipped" = the token's gradient is cut by a clip: the PPO clip branch is the active one,
+        # or (dual clip) the c|A| cap is.
+        clipped = ((ratio < 1.0 - clip_low) & (advantages < 0)) | ((ratio > 1.0 + clip_high) & (advantages > 0))
+        if dual_clip_c is not None:
+            clipped |= (advantages < 0) & (ratio > dual_clip_c)
         stats = {
-            "clipped": (is_clipped.to(mask.dtype) * mask).sum().item(),
-            "kl": (kl * mask).sum().item(),
+            "pg_loss": aggregate(pg, mask, loss_agg, num_tokens, num_seqs).item(),
+            "kl": aggregate(kl, mask, loss_agg, num_tokens, num_seqs).item() if kl is not None else None,
+            "clipped": (clipped.to(mask.dtype) * mask).sum().item(),
+            # k3 estimator of KL(old || new): E[(r - 1) - log r] >= 0 (Schulman's blog), token sum.
+            "approx_kl": (((ratio - 1.0) - log_ratio) * mask).sum().item(),
             "tokens": mask.sum().item(),
         }
     return loss, stats

@@ -1,4 +1,9 @@
-"""Fixtures: a tiny model built once per session, and one engine process per session."""
+"""Fixtures: tiny models built once per session, an in-process Engine, and one engine process.
+
+Most tests drive `tandem_engine.server.Engine` in-process (same code path as the JSON-lines server
+minus the pipe), so they can also look at the weights directly; test_protocol.py talks to a real
+`engine.py` child process.
+"""
 
 from __future__ import annotations
 
@@ -10,23 +15,124 @@ import sys
 import threading
 
 import pytest
+import torch
 
 ENGINE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, ENGINE_DIR)
+sys.path.insert(0, TESTS_DIR)
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+PLAN_PROMPT = [
+    {"role": "system", "content": "You are plan_agent in a team solving a Plan-Path grid task. "
+                                  "Give the moves after '####' as a JSON list."},
+    {"role": "user", "content": "Grid:\nS..#\n.#..\n...G\n....\nFind the moves that take S to G."},
+]
+TOOL_PROMPT = [
+    {"role": "system", "content": "You are tool_call_agent. Write a Python code block that prints the moves."},
+    {"role": "user", "content": "Grid:\n.S..\n.##.\n...G\nWhat actions reach the goal?"},
+]
+OPTIM = {"lr": 1e-3, "weight_decay": 0.0, "betas": [0.9, 0.999], "warmup_steps": 0, "total_steps": 0,
+         "min_lr_ratio": 0.0}
+LORA = {"rank": 4, "alpha": 8.0, "dropout": 0.0, "target_modules": "all-linear"}
+UPDATE = dict(clip_low=0.2, clip_high=0.28, dual_clip_c=None, loss_agg="token-mean", kl_coef=0.0,
+              max_grad_norm=1.0, micro_batch_tokens=4096)
 
 
 @pytest.fixture(scope="session")
 def tiny_model(tmp_path_factory) -> str:
+    """A random-init tiny Llama (hidden 128, 4 layers, vocab 1024) with the project's ChatML
+    tokenizer trained on the Plan-Path corpus fixture (60 lines of services/engine/corpus/planpath.ts,
+    count 60, seed 7). No SFT: the tests only need a model, not a good one, and this takes < 1 s."""
     import make_tiny_model
 
     out = str(tmp_path_factory.mktemp("tiny-model"))
-    # A few SFT steps only, so the model sometimes emits <|im_end|> (both finish reasons occur).
-    # The corpus fixture is 60 lines of services/engine/corpus/planpath.ts (count 60, seed 7).
-    corpus = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "planpath_corpus.jsonl")
-    make_tiny_model.main(["--corpus", corpus, "--out", out, "--seed", "0", "--sft-steps", "10", "--batch-size", "4", "--corpus-size", "600"])
+    corpus = os.path.join(TESTS_DIR, "fixtures", "planpath_corpus.jsonl")
+    make_tiny_model.main(["--corpus", corpus, "--out", out, "--seed", "0", "--sft-steps", "0", "--corpus-size", "600"])
     return out
+
+
+@pytest.fixture(scope="session")
+def tiny_gguf(tiny_model, tmp_path_factory) -> str:
+    from tiny_gguf import write_llama_gguf
+
+    out = str(tmp_path_factory.mktemp("gguf") / "tiny-f32.gguf")
+    write_llama_gguf(tiny_model, out)
+    return out
+
+
+class LocalEngine:
+    """The request handler in this process: .ok(op, **params) -> result, .call(...) -> envelope."""
+
+    def __init__(self):
+        from tandem_engine.server import Engine
+
+        self.engine = Engine("cpu")
+
+    def call(self, op: str, **params) -> dict:
+        return json.loads(json.dumps(self.engine.handle({"id": 1, "op": op, **params})))  # JSON round trip
+
+    def ok(self, op: str, **params) -> dict:
+        resp = self.call(op, **params)
+        assert resp["ok"], resp
+        return resp["result"]
+
+    # helpers shared by the test files
+    def load_full(self, policy, model_path, root, optim=OPTIM):
+        return self.ok("load", policy=policy, kind="full", model_path=model_path, optim=optim,
+                       checkpoint_root=str(root))
+
+    def load_lora(self, policy, model_path, root, base="base", lora=LORA, optim=OPTIM):
+        return self.ok("load", policy=policy, kind="lora", model_path=model_path, base=base, lora=lora,
+                       optim=optim, checkpoint_root=str(root))
+
+    def gen(self, policy, messages, version=0, **kw):
+        req = dict(policy=policy, version=version, messages=messages, n=1, temperature=1.0, max_new_tokens=12)
+        req.update(kw)
+        return self.ok("generate", requests=[req])["results"][0]["samples"]
+
+    def update(self, policy, from_version, samples, root, **kw):
+        return self.call("update", policy=policy, from_version=from_version, samples=samples,
+                         checkpoint_root=str(root), **{**UPDATE, **kw})
+
+    def unload_all(self):
+        for key in list(self.engine.policies):
+            self.ok("unload", policy=key)
+
+
+@pytest.fixture(scope="session")
+def local():
+    return LocalEngine()
+
+
+@pytest.fixture
+def eng(local):
+    """The session's in-process engine, emptied after each test."""
+    yield local
+    local.unload_all()
+
+
+def as_train(sample, advantage, sample_id="s"):
+    return {"sample_id": sample_id, "prompt_ids": sample["prompt_ids"], "response_ids": sample["response_ids"],
+            "logprobs": sample["logprobs"], "advantage": advantage}
+
+
+def load_hf(folder):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32, local_files_only=True).eval()
+    return model, AutoTokenizer.from_pretrained(folder, local_files_only=True)
+
+
+@torch.no_grad()
+def teacher_forced(model, prompt_ids, response_ids):
+    """log p(response_t | prefix) for one unpadded sequence, computed in the test process."""
+    ids = torch.tensor([prompt_ids + response_ids])
+    logp = torch.log_softmax(model(input_ids=ids).logits[0].float(), dim=-1)
+    pos = torch.arange(len(response_ids)) + len(prompt_ids) - 1
+    return logp[pos, torch.tensor(response_ids)]
 
 
 class EngineClient:

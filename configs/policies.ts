@@ -1,0 +1,114 @@
+// From a run config to its trainable policies: which agents each serves, whether it is a full
+// model or a LoRA adapter on a shared frozen base, and which worker and device host it.
+//   prompt (L1): agents naming the same base model share one policy (a LoRA when lora_rank > 0)
+//   lora   (L2): each agent gets its own adapter, named after the agent, on its base model
+//   full   (L3): each base model is trained whole by the agents naming it
+// An agent's own `specialization` overrides the run's, so levels can be mixed.
+// Pure: workflows use it.
+import type { ConfigIssue, RunConfig } from './schema.js';
+
+export interface LoraSpec {
+  rank: number;
+  alpha: number;
+  dropout: number;
+  target_modules: 'all-linear' | string[];
+}
+
+export interface PolicySpec {
+  /** The policy's name: the base model's name, or the agent's for a per-agent adapter. */
+  name: string;
+  kind: 'full' | 'lora';
+  /** The base model (base_models.*.name) and its path. */
+  base: string;
+  modelPath: string;
+  lora?: LoraSpec;
+  agents: string[];
+  taskQueue: string;
+  device: string;
+}
+
+const DEFAULT_PLACEMENT = { task_queue: 'tandem-policy-0', device: 'cpu' };
+
+function loraOf(cfg: RunConfig): LoraSpec {
+  return {
+    rank: cfg.lora_rank || cfg.training.lora_rank || 0,
+    alpha: cfg.lora_alpha || cfg.training.lora_alpha || 0,
+    dropout: cfg.lora_dropout,
+    target_modules: cfg.lora_target_modules,
+  };
+}
+
+interface AgentPolicy {
+  key: string; // agent_configs key, for error paths
+  agent: string;
+  policy: Omit<PolicySpec, 'agents'>;
+}
+
+function agentPolicies(cfg: RunConfig): AgentPolicy[] {
+  const lora = loraOf(cfg);
+  const models = new Map(Object.values(cfg.base_models).map((m) => [m.name, m]));
+  return Object.entries(cfg.agent_policy_configs.agent_configs).map(([key, a]) => {
+    const base = models.get(a.policy_name)!;
+    const placement = cfg.placement[base.name] ?? DEFAULT_PLACEMENT;
+    const level = a.specialization ?? cfg.specialization;
+    const kind = level === 'lora' || (level === 'prompt' && lora.rank > 0) ? 'lora' : 'full';
+    return {
+      key,
+      agent: a.name,
+      policy: {
+        name: level === 'lora' ? a.name : base.name,
+        kind,
+        base: base.name,
+        modelPath: base.path,
+        ...(kind === 'lora' ? { lora } : {}),
+        taskQueue: placement.task_queue,
+        device: placement.device,
+      },
+    };
+  });
+}
+
+/** The run's policies, in the order their agents first appear. */
+export function policiesOf(cfg: RunConfig): PolicySpec[] {
+  const byName = new Map<string, PolicySpec>();
+  for (const { agent, policy } of agentPolicies(cfg)) {
+    const existing = byName.get(policy.name);
+    if (existing) existing.agents.push(agent);
+    else byName.set(policy.name, { ...policy, agents: [agent] });
+  }
+  return [...byName.values()];
+}
+
+/** The policy that acts for `agent`. */
+export function policyOfAgent(policies: PolicySpec[], agent: string): PolicySpec {
+  const p = policies.find((x) => x.agents.includes(agent));
+  if (!p) throw new Error(`no policy serves agent ${agent}`);
+  return p;
+}
+
+/** What a valid schema can still get wrong about policies; each issue names its field. */
+export function policyIssues(cfg: RunConfig): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  const all = agentPolicies(cfg);
+  const lora = loraOf(cfg);
+  if (all.some((a) => a.policy.kind === 'lora')) {
+    if (lora.rank <= 0) issues.push({ path: 'lora_rank', message: 'LoRA policies need lora_rank > 0' });
+    if (lora.alpha <= 0) issues.push({ path: 'lora_alpha', message: 'LoRA policies need lora_alpha > 0' });
+  }
+  for (const a of all) {
+    const path = `agent_policy_configs.agent_configs.${a.key}`;
+    // A base model that carries adapters stays frozen, so no agent may train it whole.
+    const adapters = all.filter((o) => o.policy.base === a.policy.base && o.policy.kind === 'lora');
+    if (a.policy.kind === 'full' && adapters.length > 0) {
+      issues.push({
+        path: `${path}.specialization`,
+        message: `base model "${a.policy.base}" carries LoRA adapters (agents ${adapters.map((o) => o.agent).join(', ')}) and stays frozen; agent "${a.agent}" cannot train it as a full model`,
+      });
+    }
+    const clash = all.find((o) => o.policy.name === a.policy.name && o.policy.base !== a.policy.base);
+    if (clash) {
+      issues.push({ path: `${path}.name`, message: `policy name "${a.policy.name}" is used on two base models ("${a.policy.base}" and "${clash.policy.base}")` });
+    }
+  }
+  return issues;
+}

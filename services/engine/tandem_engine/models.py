@@ -1,0 +1,172 @@
+"""Model files: validating a model path (`inspect`), loading it, and the `Backbone` that wraps a
+loaded causal LM + tokenizer (chat rendering and teacher-forced log-probs).
+
+A model path is either a local Hugging Face folder (config.json, weights, tokenizer files) or a
+single `.gguf` file, which transformers reads through `gguf_file=` and dequantizes into an
+ordinary dense model (so it can be trained and saved like any other).
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+
+import torch
+
+from .errors import EngineError
+
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "vocab.json")  # vocab.json needs merges.txt too
+WEIGHT_PATTERNS = ("*.safetensors", "pytorch_model*.bin", "*.safetensors.index.json")
+
+
+def load_error(path: str, reason: str) -> EngineError:
+    return EngineError("LoadError", f"model_path {path!r}: {reason}")
+
+
+def inspect(path: str) -> dict:
+    """Check that `path` looks loadable without reading any weights.
+
+    -> {"ok": True, "kind": "hf"|"gguf", "architecture": "LlamaForCausalLM" | model_type}
+    Raises LoadError naming the path and the reason.
+    """
+    if not isinstance(path, str) or not path:
+        raise EngineError("LoadError", "model_path is empty")
+    if not os.path.exists(path):
+        raise load_error(path, "does not exist")
+    if os.path.isfile(path):
+        if not path.endswith(".gguf"):
+            raise load_error(path, "is a file but not a .gguf file (expected a Hugging Face folder or a .gguf file)")
+        return _inspect_gguf(path)
+    if not os.path.isdir(path):
+        raise load_error(path, "is neither a folder nor a file")
+    cfg_path = os.path.join(path, "config.json")
+    if not os.path.isfile(cfg_path):
+        raise load_error(path, "is not a Hugging Face model folder (no config.json)")
+    try:
+        with open(cfg_path) as f:
+            cfg = json.load(f)
+        if not isinstance(cfg, dict) or "model_type" not in cfg:
+            raise ValueError("no model_type")
+        from transformers import AutoConfig
+
+        config = AutoConfig.from_pretrained(path, local_files_only=True)  # reads config.json only
+    except Exception as e:  # noqa: BLE001
+        raise load_error(path, f"malformed config.json ({type(e).__name__}: {e})") from e
+    has_tok = any(os.path.isfile(os.path.join(path, f)) for f in TOKENIZER_FILES[:2]) or (
+        os.path.isfile(os.path.join(path, "vocab.json")) and os.path.isfile(os.path.join(path, "merges.txt")))
+    if not has_tok:
+        raise load_error(path, "no tokenizer files (tokenizer.json, tokenizer.model or vocab.json + merges.txt)")
+    if not any(glob.glob(os.path.join(path, p)) for p in WEIGHT_PATTERNS):
+        raise load_error(path, "no weight files (*.safetensors or pytorch_model*.bin)")
+    return {"ok": True, "kind": "hf", "architecture": _architecture(config)}
+
+
+def _inspect_gguf(path: str) -> dict:
+    try:
+        from transformers import AutoConfig
+        from transformers.integrations.gguf import read_gguf_metadata
+
+        metadata, _ = read_gguf_metadata(path)
+        config = AutoConfig.from_pretrained(os.path.dirname(path) or ".", gguf_file=os.path.basename(path),
+                                            local_files_only=True)
+    except Exception as e:  # noqa: BLE001
+        raise load_error(path, f"transformers cannot read this GGUF file ({type(e).__name__}: {e})") from e
+    if "tokenizer.ggml.model" not in metadata:
+        raise load_error(path, "the GGUF file has no tokenizer (tokenizer.ggml.* metadata)")
+    return {"ok": True, "kind": "gguf", "architecture": _architecture(config)}
+
+
+def _architecture(config) -> str:
+    archs = getattr(config, "architectures", None)
+    return archs[0] if archs else config.model_type
+
+
+def load_pretrained(path: str, dtype: torch.dtype, device: torch.device):
+    """(model in eval mode on `device`, tokenizer) from an HF folder or a .gguf file; LoadError on failure."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
+    kind = inspect(path)["kind"]
+    try:
+        if kind == "gguf":
+            from transformers import GgufConfig
+
+            folder, name = os.path.dirname(path) or ".", os.path.basename(path)
+            tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name, local_files_only=True)
+            # dequantize=True: plain nn.Linear weights (trainable, saveable), whatever the file's quant type.
+            model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, dtype=dtype, local_files_only=True,
+                                                         quantization_config=GgufConfig(dequantize=True))
+            model.hf_quantizer = None  # the weights are dense now; don't let the quantizer block save_pretrained
+        else:
+            tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
+            model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype, local_files_only=True)
+    except Exception as e:  # noqa: BLE001
+        raise load_error(path, f"cannot load ({type(e).__name__}: {e})") from e
+    return model.to(device).eval(), tokenizer
+
+
+class Backbone:
+    """A causal LM (plain HF model, or a PeftModel holding several named LoRA adapters) + tokenizer."""
+
+    def __init__(self, model, tokenizer, model_path: str, device: torch.device):
+        self.model, self.tokenizer, self.model_path, self.device = model, tokenizer, model_path, device
+        self.users: set[str] = set()  # lora bases: keys of the policies that have an adapter here
+        # Token ids that end a response: eos of tokenizer and generation config, plus ChatML/Llama-3 markers.
+        vocab = tokenizer.get_vocab()
+        stops = {tokenizer.eos_token_id}
+        gen_eos = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
+        stops.update(gen_eos if isinstance(gen_eos, (list, tuple)) else [gen_eos])
+        stops.update(vocab[t] for t in ("<|im_end|>", "<|endoftext|>", "<|eot_id|>") if t in vocab)
+        self.stop_ids = {int(t) for t in stops if t is not None}
+        pad = tokenizer.pad_token_id
+        self.pad_id = int(pad) if pad is not None else min(self.stop_ids)
+        self.vocab_size = model.get_input_embeddings().weight.shape[0]
+        self.thinking_template = "enable_thinking" in str(tokenizer.chat_template or "")
+
+    def render(self, messages: list[dict], enable_thinking: bool | None = None) -> list[int]:
+        kwargs = {}
+        if enable_thinking is not None and self.thinking_template:  # e.g. Qwen3's template reads it
+            kwargs["enable_thinking"] = enable_thinking
+        text = self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True, **kwargs)
+        # The template already contains every special token it wants (bos etc.).
+        return self.tokenizer(text, add_special_tokens=False)["input_ids"]
+
+    def logprobs(self, prompts: list[list[int]], responses: list[list[int]], model=None, entropy=False):
+        """Teacher-forced log p(response_t | prompt, response_<t) under the plain softmax.
+
+        Sequences are right-padded, so every real token sees exactly its own prefix.
+        Returns (logp [B, Tr] float32, mask [B, Tr], entropy [B, Tr] or None); logp is
+        differentiable w.r.t. the weights when grad is enabled. `model` defaults to self.model
+        (the reference model for a full policy's KL term is another one).
+        """
+        model = self.model if model is None else model
+        B = len(prompts)
+        lens = [len(p) + len(r) for p, r in zip(prompts, responses)]
+        L, Tr = max(lens), max(len(r) for r in responses)
+        ids = torch.full((B, L), self.pad_id, dtype=torch.long)
+        attn = torch.zeros((B, L), dtype=torch.long)
+        targets = torch.full((B, Tr), self.pad_id, dtype=torch.long)
+        mask = torch.zeros((B, Tr), dtype=torch.float32)
+        for i, (p, r) in enumerate(zip(prompts, responses)):
+            ids[i, : lens[i]] = torch.tensor(p + r)
+            attn[i, : lens[i]] = 1
+            targets[i, : len(r)] = torch.tensor(r)
+            mask[i, : len(r)] = 1
+        # Only positions from the shortest prompt's last token onwards predict response tokens.
+        first = min(len(p) for p in prompts) - 1
+        keep = L - first
+        logits = model(input_ids=ids.to(self.device), attention_mask=attn.to(self.device),
+                       logits_to_keep=keep).logits  # [B, keep, V] for positions first..L-1
+        # Row i's response token j is predicted at position len(p_i) - 1 + j.
+        pos = torch.stack([torch.arange(Tr) + len(p) - 1 - first for p in prompts]).clamp(max=keep - 1)
+        logits = torch.gather(logits, 1, pos.to(self.device)[:, :, None].expand(-1, -1, logits.shape[-1]))
+        logp_all = torch.log_softmax(logits.float(), dim=-1)
+        mask = mask.to(self.device)
+        logp = torch.gather(logp_all, -1, targets.to(self.device)[:, :, None])[:, :, 0] * mask
+        ent = None
+        if entropy:
+            with torch.no_grad():
+                ent = -(logp_all.exp() * logp_all).sum(-1) * mask
+        return logp, mask, ent

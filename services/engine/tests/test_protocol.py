@@ -1,0 +1,62 @@
+"""The JSON-lines protocol of a real `engine.py` child process (see PROTOCOL.md)."""
+
+from __future__ import annotations
+
+from conftest import LORA, OPTIM, PLAN_PROMPT, TOOL_PROMPT, UPDATE, as_train
+
+
+def test_ready_and_ping(engine):
+    assert engine.ready["ready"] is True and engine.ready["device"] == "cpu" and engine.ready["torch"]
+    result = engine.ok("ping")
+    assert result["pong"] is True and isinstance(result["policies"], dict)
+
+
+def test_errors_keep_serving(engine, tmp_path):
+    resp = engine.call("frobnicate")
+    assert resp["ok"] is False and resp["error"]["type"] == "UnknownOp"
+    resp = engine.send_raw("this is not json")
+    assert resp == {"id": None, "ok": False, "error": resp["error"]} and resp["error"]["type"] == "BadRequest"
+    resp = engine.call("generate", requests=[{"policy": "never-loaded", "version": 0, "messages": PLAN_PROMPT}])
+    assert resp["ok"] is False and resp["error"]["type"] == "PolicyNotLoaded"
+    resp = engine.call("load", policy="x", kind="sideways", model_path=str(tmp_path), optim=OPTIM)
+    assert resp["ok"] is False and resp["error"]["type"] == "BadRequest"
+    missing = str(tmp_path / "no-such-model")
+    for op, extra in (("inspect", {}), ("load", dict(policy="bad", kind="full", optim=OPTIM, checkpoint_root=""))):
+        resp = engine.call(op, model_path=missing, **extra)
+        assert resp["ok"] is False and resp["error"]["type"] == "LoadError" and missing in resp["error"]["message"]
+    assert engine.ok("ping")["pong"] is True
+
+
+def test_round_trip(engine, tiny_model, tmp_path):
+    assert engine.ok("inspect", model_path=tiny_model)["kind"] == "hf"
+    for name in ("plan", "tool"):
+        assert engine.ok("load", policy=f"run/{name}", kind="lora", model_path=tiny_model, base="run/base", lora=LORA,
+                         optim=OPTIM, checkpoint_root=str(tmp_path / name)) == {
+            "policy": f"run/{name}", "version": 0, "source": tiny_model}
+    engine.ok("load", policy="run/critic", kind="full", model_path=tiny_model, optim=OPTIM,
+              checkpoint_root=str(tmp_path / "critic"))
+    common = dict(version=0, temperature=1.0, top_p=0.95, top_k=50, min_p=0.0, max_new_tokens=8, stop=["####"],
+                  enable_thinking=False)
+    res = engine.ok("generate", requests=[
+        dict(policy="run/plan", messages=PLAN_PROMPT, n=2, seed=1, **common),
+        dict(policy="run/critic", messages=TOOL_PROMPT, n=1, seed=2, **common),
+        dict(policy="run/tool", messages=TOOL_PROMPT, n=3, seed=3, **common),
+    ])["results"]
+    assert [(r["policy"], r["version"], len(r["samples"])) for r in res] == [
+        ("run/plan", 0, 2), ("run/critic", 0, 1), ("run/tool", 0, 3)]
+    sample = res[2]["samples"][0]
+    assert set(sample) == {"text", "prompt_ids", "response_ids", "logprobs", "finish_reason"}
+
+    result = engine.ok("update", policy="run/tool", from_version=0,
+                       samples=[as_train(s, a, f"t{i}") for i, (s, a) in enumerate(zip(res[2]["samples"], [1, -1, 0]))],
+                       checkpoint_root=str(tmp_path / "tool"), **UPDATE)
+    assert set(result) == {"version", "replayed", "loss", "pg_loss", "kl", "clip_fraction", "approx_kl", "entropy",
+                           "grad_norm", "skipped_step", "tokens", "samples", "logprob_gap", "lr", "checkpoint"}
+    assert result["version"] == 1 and result["replayed"] is False and result["samples"] == 3
+    replay = engine.ok("update", policy="run/tool", from_version=0, samples=[], checkpoint_root=str(tmp_path / "tool"),
+                       **UPDATE)
+    assert replay == {**result, "replayed": True}
+    assert engine.ok("ping")["policies"] == {"run/plan": 0, "run/tool": 1, "run/critic": 0}
+    for name in ("plan", "tool", "critic"):
+        assert engine.ok("unload", policy=f"run/{name}") == {"policy": f"run/{name}", "unloaded": True}
+    assert engine.ok("unload", policy="run/plan")["unloaded"] is False

@@ -1,0 +1,150 @@
+"""`update`: learning, gradient accumulation, LR schedule, KL / dual clip, idempotency, validation."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+import torch
+
+from conftest import LORA, OPTIM, PLAN_PROMPT, TOOL_PROMPT, as_train
+from tandem_engine.policy import lr_factor
+from test_lora import logprobs_under
+
+
+def test_l1_shared_policy_learns_from_both_agents(eng, tiny_model, tmp_path):
+    root = tmp_path / "shared"
+    eng.load_full("shared", tiny_model, root, optim={**OPTIM, "lr": 3e-3})
+    plan = eng.gen("shared", PLAN_PROMPT, n=2, seed=1, max_new_tokens=10)
+    tool = eng.gen("shared", TOOL_PROMPT, n=2, seed=2, max_new_tokens=10)
+    positives = [plan[0], tool[0]]
+    batch = [as_train(plan[0], 1.0, "p+"), as_train(plan[1], -1.0, "p-"),
+             as_train(tool[0], 1.0, "t+"), as_train(tool[1], -1.0, "t-")]
+    before = [logprobs_under(eng, "shared", s).sum().item() for s in positives]
+    for v in range(3):
+        r = eng.update("shared", v, batch, root)
+        assert r["ok"], r
+        r = r["result"]
+        assert r["samples"] == 4 and r["tokens"] == sum(len(s["response_ids"]) for s in plan + tool)
+        if v == 0:  # on-policy: recomputed == rollout log-probs, so the ratio is 1 and pg_loss = -mean(A)
+            assert r["logprob_gap"] < 1e-4 and r["approx_kl"] == pytest.approx(0, abs=1e-7)
+            assert r["clip_fraction"] == 0 and r["kl"] is None and r["lr"] == pytest.approx(3e-3)
+            assert r["entropy"] > 0 and r["grad_norm"] > 0
+        assert r["loss"] == pytest.approx(r["pg_loss"], abs=1e-7)
+    after = [logprobs_under(eng, "shared", s).sum().item() for s in positives]
+    assert after[0] > before[0] + 0.5 and after[1] > before[1] + 0.5, (before, after)
+
+
+@pytest.mark.parametrize("loss_agg", ["token-mean", "seq-mean-token-mean"])
+def test_micro_batches_equal_full_batch(eng, tiny_model, tmp_path, loss_agg):
+    for name in ("small", "big"):
+        eng.load_full(name, tiny_model, tmp_path / name)
+    samples = eng.gen("small", PLAN_PROMPT, n=2, seed=11, max_new_tokens=8) + \
+        eng.gen("small", TOOL_PROMPT, n=2, seed=12, max_new_tokens=5)
+    # Off-policy rollout log-probs (ratio != 1) so that clipping, dual clip and KL all take part.
+    train = []
+    for i, (s, adv) in enumerate(zip(samples, [1.0, -0.5, 0.7, -1.2])):
+        x = as_train(s, adv, f"s{i}")
+        x["logprobs"] = [lp + 0.3 * math.sin(3 * j + i) for j, lp in enumerate(x["logprobs"])]
+        train.append(x)
+    kw = dict(loss_agg=loss_agg, old_logprobs="rollout", dual_clip_c=1.5, kl_coef=0.1)
+    eng.update("small", 0, train, tmp_path / "small", micro_batch_tokens=1, **kw)  # one sample per micro-batch
+    r1 = eng.update("small", 1, train, tmp_path / "small", micro_batch_tokens=1, **kw)["result"]
+    eng.update("big", 0, train, tmp_path / "big", micro_batch_tokens=100_000, **kw)
+    r4 = eng.update("big", 1, train, tmp_path / "big", micro_batch_tokens=100_000, **kw)["result"]
+    for key in ("loss", "pg_loss", "kl", "grad_norm", "approx_kl", "clip_fraction", "entropy", "logprob_gap"):
+        assert r1[key] == pytest.approx(r4[key], rel=1e-4, abs=1e-6), key
+    assert r1["kl"] > 0 and 0 < r1["clip_fraction"] < 1
+    a = logprobs_under(eng, "small", samples[0])
+    b = logprobs_under(eng, "big", samples[0])
+    assert torch.allclose(a, b, atol=1e-4)
+
+
+def test_lr_schedule_warmup_then_cosine(eng, tiny_model, tmp_path):
+    optim = {**OPTIM, "lr": 1e-3, "warmup_steps": 2, "total_steps": 6, "min_lr_ratio": 0.1}
+    eng.load_lora("sched", tiny_model, tmp_path / "ck", optim=optim)
+    lrs = [eng.update("sched", v, [], tmp_path / "ck")["result"]["lr"] for v in range(8)]
+    expected = [1e-3 * lr_factor(s, 2, 6, 0.1) for s in range(8)]
+    assert lrs == pytest.approx(expected, rel=1e-9)
+    assert lrs[:3] == pytest.approx([5e-4, 1e-3, 1e-3]) and lrs[6] == lrs[7] == pytest.approx(1e-4)
+    assert lrs[3] == pytest.approx(1e-4 + 0.9e-3 * 0.5 * (1 + math.cos(math.pi / 4)))
+
+
+@pytest.mark.parametrize("kind", ["lora", "full"])
+def test_kl_to_reference(eng, tiny_model, tmp_path, kind):
+    root = tmp_path / "ck"
+    optim = {**OPTIM, "lr": 2e-2}
+    eng.load_lora("k", tiny_model, root, optim=optim) if kind == "lora" else eng.load_full("k", tiny_model, root, optim=optim)
+    p = eng.engine.policies["k"]
+    sample = eng.gen("k", TOOL_PROMPT, seed=3, max_new_tokens=8)[0]
+    r0 = eng.update("k", 0, [as_train(sample, 1.0)], root)["result"]
+    assert p.ref_model is None  # kl_coef = 0: no reference copy
+    assert r0["kl"] is None
+    r1 = eng.update("k", 1, [as_train(sample, 1.0)], root, kl_coef=0.5)["result"]
+    r2 = eng.update("k", 2, [as_train(sample, 1.0)], root, kl_coef=0.5)["result"]
+    assert (p.ref_model is not None) == (kind == "full")
+    assert 0 < r1["kl"] < r2["kl"] and r2["loss"] == pytest.approx(r2["pg_loss"] + 0.5 * r2["kl"], abs=1e-6)
+    # The reference is the initial model: its log-probs are the version-0 rollout's.
+    ref = p.reference_logprobs([sample["prompt_ids"]], [sample["response_ids"]])[0]
+    assert torch.allclose(ref, torch.tensor(sample["logprobs"]), atol=1e-5)
+
+
+def test_rollout_ratio_and_dual_clip(eng, tiny_model, tmp_path):
+    """With old_logprobs="rollout" the ratio is new/rollout: here exp(2) for every token, A = -1."""
+    eng.load_full("dc", tiny_model, tmp_path / "a")
+    s = eng.gen("dc", PLAN_PROMPT, seed=5, max_new_tokens=6)[0]
+    x = {**as_train(s, -1.0), "logprobs": [lp - 2.0 for lp in s["logprobs"]]}
+    plain = eng.update("dc", 0, [x], tmp_path / "a", old_logprobs="rollout")["result"]
+    assert plain["pg_loss"] == pytest.approx(math.exp(2), rel=1e-4)  # unbounded branch r|A|
+    assert plain["clip_fraction"] == 0 and plain["logprob_gap"] == pytest.approx(2.0, abs=1e-4)
+    assert plain["approx_kl"] == pytest.approx(math.exp(2) - 1 - 2, rel=1e-4)
+    eng.ok("unload", policy="dc")
+    eng.load_full("dc", tiny_model, tmp_path / "b")
+    capped = eng.update("dc", 0, [x], tmp_path / "b", old_logprobs="rollout", dual_clip_c=3.0)["result"]
+    assert capped["pg_loss"] == pytest.approx(3.0, abs=1e-6) and capped["clip_fraction"] == 1.0
+    assert capped["grad_norm"] == 0.0
+
+
+def test_idempotent_by_version(eng, tiny_model, tmp_path):
+    root = tmp_path / "ck"
+    eng.load_lora("idem", tiny_model, root, optim={**OPTIM, "lr": 1e-2})
+    sample = eng.gen("idem", TOOL_PROMPT, seed=9, max_new_tokens=8)[0]
+    first = eng.update("idem", 0, [as_train(sample, 1.0)], root)["result"]
+    probe = dict(version=1, seed=42, max_new_tokens=8, n=2)
+    gen_v1 = eng.gen("idem", PLAN_PROMPT, **probe)
+
+    again = eng.update("idem", 0, [as_train(sample, 1.0)], root)["result"]  # same from_version: replayed
+    assert again["replayed"] is True and {**again, "replayed": False} == first
+    assert eng.gen("idem", PLAN_PROMPT, **probe) == gen_v1 and eng.ok("ping")["policies"]["idem"] == 1
+    resp = eng.update("idem", 5, [as_train(sample, 1.0)], root)
+    assert resp["ok"] is False and resp["error"]["type"] == "VersionMismatch"
+
+    # After a restart the replay comes from state.json.
+    eng.ok("unload", policy="idem")
+    assert eng.load_lora("idem", tiny_model, root)["version"] == 1
+    replay = eng.update("idem", 0, [as_train(sample, 1.0)], root)["result"]
+    assert replay["replayed"] is True and replay["loss"] == first["loss"] and replay["version"] == 1
+    # Another writer got to v000002 first: refused, nothing trained.
+    (root / "v000002").mkdir()
+    (root / "v000002" / "state.json").write_text(json.dumps({"version": 2}))
+    resp = eng.update("idem", 1, [as_train(sample, 1.0)], root)
+    assert resp["ok"] is False and resp["error"]["type"] == "VersionMismatch"
+
+
+def test_update_validation(eng, tiny_model, tmp_path):
+    eng.load_full("v", tiny_model, tmp_path / "ck")
+    s = as_train(eng.gen("v", PLAN_PROMPT, seed=1, max_new_tokens=3)[0], 1.0)
+    for bad in [dict(loss_agg="sum"), dict(dual_clip_c=0.5), dict(micro_batch_tokens=0), dict(kl_coef=-1.0),
+                dict(old_logprobs="other"), dict(samples=[{**s, "logprobs": [0.0]}]),
+                dict(samples=[{**s, "response_ids": [10**9]}])]:
+        kw = dict(bad)
+        samples = kw.pop("samples", [s])
+        resp = eng.update("v", 0, samples, tmp_path / "ck", **kw)
+        assert resp["ok"] is False and resp["error"]["type"] == "BadRequest", (bad, resp)
+    resp = eng.call("load", policy="x", kind="lora", model_path=tiny_model, base="b", optim=OPTIM)  # no lora
+    assert resp["ok"] is False and resp["error"]["type"] == "BadRequest"
+    resp = eng.call("load", policy="x", kind="lora", model_path=tiny_model, base="b", optim=OPTIM,
+                    lora={**LORA, "target_modules": ["no_such_module"]})
+    assert resp["ok"] is False and "x" not in eng.ok("ping")["policies"]
+    assert eng.engine.bases == {}
