@@ -6,6 +6,7 @@
 //
 // This module is pure (no I/O): workflows import it to validate their input.
 import { z } from 'zod';
+import { envOf } from '../envs/index.js';
 import { policyIssues } from './policies.js';
 
 export interface ConfigIssue {
@@ -187,6 +188,17 @@ function crossReferenceIssues(raw: unknown): ConfigIssue[] {
   return issues;
 }
 
+/** Agents must play roles the environment defines. */
+function roleIssues(cfg: RunConfig): ConfigIssue[] {
+  const roles = envOf(cfg.env).def.agents;
+  return Object.entries(cfg.agent_policy_configs.agent_configs)
+    .filter(([, a]) => !roles.includes(a.name))
+    .map(([key, a]) => ({
+      path: `agent_policy_configs.agent_configs.${key}.name`,
+      message: `"${a.name}" is not a role of ${cfg.env.name} (roles: ${roles.join(', ')})`,
+    }));
+}
+
 function isMapping(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
@@ -208,7 +220,7 @@ export function parseRunConfig(raw: unknown): ParseResult {
   const result = runConfigSchema.safeParse(raw);
   const crossIssues = crossReferenceIssues(raw);
   if (result.success && crossIssues.length === 0) {
-    const issues = policyIssues(result.data);
+    const issues = [...policyIssues(result.data), ...roleIssues(result.data)];
     return issues.length === 0 ? { ok: true, config: result.data } : { ok: false, issues };
   }
   const issues: ConfigIssue[] = [];

@@ -7,3 +7,53 @@ export interface ChatMessage {
 
 // A grid move: U = row - 1, D = row + 1, L = col - 1, R = col + 1.
 export type Move = 'U' | 'D' | 'L' | 'R';
+
+/** What running an agent's program produced (see EnvDefinition.program). */
+export interface ProgramRun {
+  exitCode: number | null;
+  stdout: string;
+  stderr: string;
+  timedOut: boolean;
+}
+
+/** What an agent sees when it is prompted. */
+export interface TurnContext<S> {
+  state: S;
+  /** 0-based turn of the episode. */
+  turn: number;
+  /** What the agents before this one handed over in the same turn (JSON; undefined for the first). */
+  handoff: unknown;
+}
+
+/** One candidate answer, scored. reward = local + alpha * global. */
+export interface Scored<S> {
+  local: number;
+  global: number;
+  reward: number;
+  /** Short human-readable account, e.g. "3 moves, reached goal". */
+  outcome: string;
+  /** The state after this answer (unchanged when the answer only simulates). */
+  nextState: S;
+  /** The episode ends here (solved, failed, or out of moves). */
+  done: boolean;
+  solved: boolean;
+  /** What the next agent in the same turn is shown if the episode continues from this answer. */
+  handoff: unknown;
+}
+
+/**
+ * An environment with its agent roles, as the episode workflow and the env activities use it.
+ * Every function is pure and deterministic; states are JSON-serialisable. Model output of any
+ * shape must map to a score (an invalid answer is a penalty), never to an exception.
+ */
+export interface EnvDefinition<S, Options> {
+  /** The roles this environment defines, in their usual turn order. */
+  agents: readonly string[];
+  /** The instance for a problem seed. */
+  reset(seed: number, options: Options): S;
+  prompt(agent: string, ctx: TurnContext<S>): ChatMessage[];
+  /** The Python program an agent's answer asks to run (a tool agent's code), or null. */
+  program(agent: string, text: string): string | null;
+  /** Scores an answer from `state`; `run` is the result of running `program(...)` when it was not null. */
+  score(agent: string, state: S, text: string, run: ProgramRun | null, alpha: number): Scored<S>;
+}

@@ -12,7 +12,7 @@ import { policiesOf, policyOfAgent } from '../configs/policies.js';
 import { agentByName, type RunConfig } from '../configs/schema.js';
 import { chooseCandidate, groupKey } from '../domain/atgrpo.js';
 import { envelopes, episodeStream, type TandemEvent } from '../domain/events.js';
-import { promptFor, type Handoff } from '../envs/index.js';
+import { envOf } from '../envs/index.js';
 import { policyRef } from './policyRef.js';
 
 export interface EpisodeInput {
@@ -50,6 +50,7 @@ export function policyActivities(taskQueue: string) {
 export async function episode(input: EpisodeInput): Promise<EpisodeSummary> {
   const { config: cfg, runId, iteration, episodeId, problemSeed } = input;
   const policies = policiesOf(cfg);
+  const { def: env } = envOf(cfg.env);
   const stream = episodeStream(episodeId);
   await cpu.publishEvents(envelopes(stream, 0, [{ type: 'EpisodeStarted', runId, iteration, episodeId, problemSeed }]));
 
@@ -63,7 +64,7 @@ export async function episode(input: EpisodeInput): Promise<EpisodeSummary> {
 
   for (let turn = 0; turn < cfg.env.max_turns && !done; turn++) {
     turns = turn + 1;
-    let handoff: Handoff = undefined; // what the agents before this one did in this turn
+    let handoff: unknown = undefined; // what the agents before this one did in this turn
     for (const agentName of cfg.multi_agent_interaction.turn_order) {
       const agent = agentByName(cfg, agentName);
       const spec = policyOfAgent(policies, agentName);
@@ -76,7 +77,7 @@ export async function episode(input: EpisodeInput): Promise<EpisodeSummary> {
         episodeId,
         turn,
         agent: agentName,
-        messages: promptFor(cfg.env, agentName, state, turn, handoff),
+        messages: env.prompt(agentName, { state, turn, handoff }),
         k: cfg.training.train_sample_num,
         sampling: agent.train_llm_config,
         maxNewTokens: cfg.training.max_response_length,

@@ -151,3 +151,10 @@ test('LoRA without a rank, and a base both adapted and fully trained, are errors
   assert.deepEqual(clash.issues.map((i) => i.path), ['agent_policy_configs.agent_configs.agent_1.specialization']);
   assert.match(clash.issues[0].message, /carries LoRA adapters \(agents tool_call_agent\)/);
 });
+
+test('agents must play roles the environment defines', () => {
+  const r = loadRunConfig(SKELETON, ['agent_policy_configs.agent_configs.agent_1.name=planner', 'multi_agent_interaction.turn_order=[tool_call_agent, planner]']);
+  assert.ok(!r.ok);
+  assert.deepEqual(r.issues.map((i) => i.path), ['agent_policy_configs.agent_configs.agent_1.name']);
+  assert.match(r.issues[0].message, /not a role of plan_path \(roles: tool_call_agent, plan_agent\)/);
+});
