@@ -4,6 +4,7 @@
 import type { RunConfig } from '../configs/schema.js';
 import { envOf } from '../envs/index.js';
 import type { Scored } from '../envs/types.js';
+import type { CandidateText } from './agentTurn.js';
 import { runPython } from './runPython.js';
 
 export type ScoredCandidate = Scored<unknown>;
@@ -16,8 +17,30 @@ export interface ScoreInput {
   alpha: number;
 }
 
+export interface ScriptedTurnInput {
+  env: RunConfig['env'];
+  agent: string;
+  episodeId: string;
+  turn: number;
+  k: number;
+  state: unknown;
+  handoff: unknown;
+}
+
 export function createEnvActivities() {
   return {
+    /** K answers of the environment's scripted player (identical: a script does not sample). */
+    async scriptedTurn(input: ScriptedTurnInput): Promise<CandidateText[]> {
+      const { def } = envOf(input.env);
+      const text = def.scripted!(input.agent, { state: input.state, turn: input.turn, handoff: input.handoff });
+      return Array.from({ length: input.k }, (_, i) => ({
+        sampleId: `${input.episodeId}/t${input.turn}/${input.agent}/c${i}/scripted`,
+        text,
+        finishReason: 'scripted',
+        responseTokens: 0,
+      }));
+    },
+
     async envReset(input: { env: RunConfig['env']; seed: number }): Promise<unknown> {
       const { def, options } = envOf(input.env);
       return def.reset(input.seed, options);

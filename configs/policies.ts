@@ -17,7 +17,8 @@ export interface LoraSpec {
 export interface PolicySpec {
   /** The policy's name: the base model's name, or the agent's for a per-agent adapter. */
   name: string;
-  kind: 'full' | 'lora';
+  /** scripted: the environment's scripted player, served by the CPU worker and never trained. */
+  kind: 'full' | 'lora' | 'scripted';
   /** The base model (base_models.*.name) and its path. */
   base: string;
   modelPath: string;
@@ -28,6 +29,8 @@ export interface PolicySpec {
 }
 
 const DEFAULT_PLACEMENT = { task_queue: 'tandem-policy-0', device: 'cpu' };
+/** Where scripted players run: the CPU worker's task queue (infra/settings.ts CPU_QUEUE). */
+const SCRIPTED_QUEUE = 'tandem-cpu';
 
 function loraOf(cfg: RunConfig): LoraSpec {
   return {
@@ -50,6 +53,10 @@ function agentPolicies(cfg: RunConfig): AgentPolicy[] {
   return Object.entries(cfg.agent_policy_configs.agent_configs).map(([key, a]) => {
     const base = models.get(a.policy_name)!;
     const placement = cfg.placement[base.name] ?? DEFAULT_PLACEMENT;
+    if (base.scripted) {
+      const policy = { name: base.name, kind: 'scripted' as const, base: base.name, modelPath: '', taskQueue: SCRIPTED_QUEUE, device: 'cpu' };
+      return { key, agent: a.name, policy };
+    }
     const level = a.specialization ?? cfg.specialization;
     const kind = level === 'lora' || (level === 'prompt' && lora.rank > 0) ? 'lora' : 'full';
     return {
@@ -59,7 +66,7 @@ function agentPolicies(cfg: RunConfig): AgentPolicy[] {
         name: level === 'lora' ? a.name : base.name,
         kind,
         base: base.name,
-        modelPath: base.path,
+        modelPath: base.path ?? '',
         ...(kind === 'lora' ? { lora } : {}),
         taskQueue: placement.task_queue,
         device: placement.device,
@@ -79,6 +86,9 @@ export function policiesOf(cfg: RunConfig): PolicySpec[] {
   return [...byName.values()];
 }
 
+/** The policies updates train: all but scripted players. */
+export const trainable = (policies: PolicySpec[]) => policies.filter((p) => p.kind !== 'scripted');
+
 /** The policy that acts for `agent`. */
 export function policyOfAgent(policies: PolicySpec[], agent: string): PolicySpec {
   const p = policies.find((x) => x.agents.includes(agent));
@@ -89,6 +99,9 @@ export function policyOfAgent(policies: PolicySpec[], agent: string): PolicySpec
 /** What a valid schema can still get wrong about policies; each issue names its field. */
 export function policyIssues(cfg: RunConfig): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
+  for (const [key, m] of Object.entries(cfg.base_models)) {
+    if (!m.scripted && !m.path) issues.push({ path: `base_models.${key}.path`, message: 'a model path is required (or scripted: true)' });
+  }
   const all = agentPolicies(cfg);
   const lora = loraOf(cfg);
   if (all.some((a) => a.policy.kind === 'lora')) {

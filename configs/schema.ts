@@ -36,21 +36,50 @@ const agentSchema = z.strictObject({
 });
 
 const baseModelSchema = z.strictObject({
-  path: z.string().min(1),
+  // A local Hugging Face folder or .gguf file (relative paths resolve against the project root).
+  path: z.string().min(1).optional(),
   name: z.string().min(1),
+  // Tandem: the environment's scripted player acts for this policy's agents (no model, never
+  // trained): for tests, baselines and fixed partners.
+  scripted: z.boolean().default(false),
 });
 
-const envSchema = z
-  .strictObject({
-    name: z.enum(['plan_path']),
-    benchmark: z.string().optional(),
-    max_turns: z.number().int().min(1).default(4),
-    map_size: z.number().int().min(3).max(32).default(5),
-    // Tandem: fraction of blocked cells (the reference generates ~22%).
-    blocked_ratio: z.number().min(0).max(0.6).default(0.22),
-    // Tandem: wall-clock limit for running a tool agent's code.
-    code_timeout_s: z.number().positive().default(5),
-  });
+// env.*: `name` picks the environment; each has its own options besides the common ones.
+const envCommon = {
+  benchmark: z.string().optional(),
+  // Episode length in turns; in each turn every agent of turn_order acts once.
+  max_turns: z.number().int().min(1).default(4),
+  // Tandem: wall-clock limit for running a tool agent's code.
+  code_timeout_s: z.number().positive().default(5),
+};
+
+const planPathEnvSchema = z.strictObject({
+  name: z.literal('plan_path'),
+  ...envCommon,
+  map_size: z.number().int().min(3).max(32).default(5),
+  // Tandem: fraction of blocked cells (the reference generates ~22%).
+  blocked_ratio: z.number().min(0).max(0.6).default(0.22),
+});
+
+const hanabiEnvSchema = z.strictObject({
+  name: z.literal('hanabi'),
+  ...envCommon,
+  players: z.number().int().min(2).max(5).default(2),
+  // full: 5 colours, ranks 1-5, 8 info tokens, 3 lives; small: 2 colours, 2 ranks, hand 3, 3 tokens.
+  preset: z.enum(['full', 'small']).default('full'),
+  colors: z.number().int().min(1).max(5).optional(),
+  ranks: z.number().int().min(1).max(5).optional(),
+  hand_size: z.number().int().min(1).optional(),
+  info_tokens: z.number().int().min(1).optional(),
+  lives: z.number().int().min(1).optional(),
+  // Losing the last life scores 0 (the standard rule); false keeps the fireworks.
+  zero_on_loss: z.boolean().default(true),
+});
+
+const ENV_SCHEMAS = [planPathEnvSchema, hanabiEnvSchema] as const;
+const envSchema = z.discriminatedUnion('name', ENV_SCHEMAS, {
+  error: () => `expected one of ${ENV_SCHEMAS.map((e) => e.shape.name.value).join(', ')}`,
+});
 
 const trainingSchema = z
   .strictObject({
@@ -188,15 +217,20 @@ function crossReferenceIssues(raw: unknown): ConfigIssue[] {
   return issues;
 }
 
-/** Agents must play roles the environment defines. */
+/** Agents must play roles the environment defines; scripted players need the env's script. */
 function roleIssues(cfg: RunConfig): ConfigIssue[] {
-  const roles = envOf(cfg.env).def.agents;
-  return Object.entries(cfg.agent_policy_configs.agent_configs)
-    .filter(([, a]) => !roles.includes(a.name))
+  const { def, issues: envIssues } = envOf(cfg.env);
+  const issues = envIssues.map((message) => ({ path: 'env', message }));
+  issues.push(...Object.entries(cfg.agent_policy_configs.agent_configs)
+    .filter(([, a]) => !def.agents.includes(a.name))
     .map(([key, a]) => ({
       path: `agent_policy_configs.agent_configs.${key}.name`,
-      message: `"${a.name}" is not a role of ${cfg.env.name} (roles: ${roles.join(', ')})`,
-    }));
+      message: `"${a.name}" is not a role of ${cfg.env.name} (roles: ${def.agents.join(', ')})`,
+    })));
+  for (const [key, m] of Object.entries(cfg.base_models)) {
+    if (m.scripted && !def.scripted) issues.push({ path: `base_models.${key}.scripted`, message: `${cfg.env.name} has no scripted player` });
+  }
+  return issues;
 }
 
 function isMapping(v: unknown): v is Record<string, unknown> {

@@ -13,6 +13,9 @@ export interface SampleScore {
   outcome: string;
 }
 
+/** One group's scores: events of type TurnGroupScored. */
+export type TurnGroupScoredEvent = Extract<TandemEvent, { type: 'TurnGroupScored' }>;
+
 export type TandemEvent =
   | { type: 'RunStarted'; runId: string; config: unknown; totalIterations: number }
   | { type: 'EpisodeStarted'; runId: string; iteration: number; episodeId: string; problemSeed: number }

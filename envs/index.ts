@@ -1,17 +1,35 @@
-// The environments a run can name in env.name. Pure: imported by workflow code.
+// The environments a run can name in env.name, each with its options read from the config.
+// Pure: imported by workflow code.
 import type { RunConfig } from '../configs/schema.js';
+import { hanabi, hanabiOptionIssues, type HanabiOptions } from './hanabi/index.js';
 import { planPath } from './planpath/definition.js';
 import type { EnvDefinition } from './types.js';
 
 type EnvConfig = RunConfig['env'];
 
-/** The definition of the configured environment, with its options taken from the config. */
-export function envOf(env: EnvConfig): { def: EnvDefinition<unknown, unknown>; options: unknown } {
+export interface ConfiguredEnv {
+  def: EnvDefinition<unknown, unknown>;
+  options: unknown;
+  /** Problems with option combinations the schema cannot see (reported under env.*). */
+  issues: string[];
+}
+
+export function envOf(env: EnvConfig): ConfiguredEnv {
   switch (env.name) {
     case 'plan_path':
-      return {
-        def: planPath as EnvDefinition<unknown, unknown>,
-        options: { mapSize: env.map_size, blockedRatio: env.blocked_ratio },
+      return { def: planPath as EnvDefinition<unknown, unknown>, options: { mapSize: env.map_size, blockedRatio: env.blocked_ratio }, issues: [] };
+    case 'hanabi': {
+      const options: HanabiOptions = {
+        players: env.players,
+        preset: env.preset,
+        colors: env.colors,
+        ranks: env.ranks,
+        handSize: env.hand_size,
+        infoTokens: env.info_tokens,
+        lives: env.lives,
+        zeroOnLoss: env.zero_on_loss,
       };
+      return { def: hanabi as EnvDefinition<unknown, unknown>, options, issues: hanabiOptionIssues(options) };
+    }
   }
 }

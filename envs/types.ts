@@ -56,4 +56,6 @@ export interface EnvDefinition<S, Options> {
   program(agent: string, text: string): string | null;
   /** Scores an answer from `state`; `run` is the result of running `program(...)` when it was not null. */
   score(agent: string, state: S, text: string, run: ProgramRun | null, alpha: number): Scored<S>;
+  /** A scripted player's answer (a policy with `scripted: true`); envs without one cannot have scripted policies. */
+  scripted?(agent: string, ctx: TurnContext<S>): string;
 }

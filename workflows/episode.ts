@@ -69,20 +69,24 @@ export async function episode(input: EpisodeInput): Promise<EpisodeSummary> {
       const agent = agentByName(cfg, agentName);
       const spec = policyOfAgent(policies, agentName);
       const policy = policyRef(runId, spec, cfg);
-      const policyVersion = input.versions[spec.name];
-      const candidates: CandidateText[] = await policyActivities(spec.taskQueue).agentTurn({
-        policy,
-        policyVersion,
-        iteration,
-        episodeId,
-        turn,
-        agent: agentName,
-        messages: env.prompt(agentName, { state, turn, handoff }),
-        k: cfg.training.train_sample_num,
-        sampling: agent.train_llm_config,
-        maxNewTokens: cfg.training.max_response_length,
-        seed: fnv1a(`${episodeId}/${turn}/${agentName}`),
-      });
+      const policyVersion = input.versions[spec.name] ?? 0; // scripted players have no versions
+      const k = cfg.training.train_sample_num;
+      const candidates: CandidateText[] =
+        spec.kind === 'scripted'
+          ? await cpu.scriptedTurn({ env: cfg.env, agent: agentName, episodeId, turn, k, state, handoff })
+          : await policyActivities(spec.taskQueue).agentTurn({
+              policy,
+              policyVersion,
+              iteration,
+              episodeId,
+              turn,
+              agent: agentName,
+              messages: env.prompt(agentName, { state, turn, handoff }),
+              k,
+              sampling: agent.train_llm_config,
+              maxNewTokens: cfg.training.max_response_length,
+              seed: fnv1a(`${episodeId}/${turn}/${agentName}`),
+            });
       // Every candidate is scored from the same state: the group's only difference is the action.
       const scored: ScoredCandidate[] = await cpu.scoreCandidates({ env: cfg.env, agent: agentName, state, texts: candidates.map((c) => c.text), alpha: cfg.alpha });
       const chosen = chooseCandidate(scored.map((s) => s.reward), cfg.rollout.if_greedy);

@@ -3,7 +3,7 @@
 // that policy's worker. Continues as new when Temporal suggests it, carrying only RunState.
 import { ApplicationFailure, continueAsNew, executeChild, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { CpuActivities } from '../activities/index.js';
-import { policiesOf } from '../configs/policies.js';
+import { policiesOf, trainable } from '../configs/policies.js';
 import { formatIssues, parseRunConfig } from '../configs/schema.js';
 import { envelopes, runStream, type TandemEvent } from '../domain/events.js';
 import { episode, mean, policyActivities, type EpisodeSummary } from './episode.js';
@@ -40,7 +40,7 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
   }
   const cfg = parsed.config;
   const runId = workflowInfo().workflowId;
-  const policies = policiesOf(cfg);
+  const policies = trainable(policiesOf(cfg));
   const total = cfg.training.total_training_steps;
   const batch = cfg.training.train_batch_size;
   const ref = (spec: (typeof policies)[number]) => policyRef(runId, spec, cfg);

@@ -34,7 +34,7 @@ test('dotted overrides are applied and typed as YAML', () => {
   assert.ok(r.ok);
   assert.equal(r.config.training.train_sample_num, 8);
   assert.equal(r.config.rollout.if_greedy, false);
-  assert.equal(r.config.env.map_size, 6);
+  assert.equal(r.config.env.name === 'plan_path' && r.config.env.map_size, 6);
 });
 
 test('every error is reported with its field path, in one pass', () => {
