@@ -2,6 +2,7 @@
 // serves agent turns and policy updates on its task queue.
 //   node --import tsx services/policy-worker.ts --task-queue tandem-policy-0 --device cpu \
 //     [--model PATH ...] [--batch-window-ms 20] [--batch-max-tokens 16384]
+// (the batch options default to TANDEM_BATCH_WINDOW_MS and TANDEM_BATCH_MAX_TOKENS when set)
 // Each --model is checked before the worker reports ready, so a missing or malformed model
 // path stops the worker at start with the path and the reason.
 import { Worker } from '@temporalio/worker';
@@ -28,8 +29,8 @@ for (const model of options(process.argv, 'model')) {
   }
 }
 const batcher = new GenerateBatcher(engine, {
-  windowMs: Number(option(process.argv, 'batch-window-ms', '20')),
-  maxTokens: Number(option(process.argv, 'batch-max-tokens', '16384')),
+  windowMs: Number(option(process.argv, 'batch-window-ms', process.env.TANDEM_BATCH_WINDOW_MS ?? '20')),
+  maxTokens: Number(option(process.argv, 'batch-max-tokens', process.env.TANDEM_BATCH_MAX_TOKENS ?? '16384')),
 });
 const kafka = makeKafka(s.kafkaBrokers, `tandem-${taskQueue}`);
 const producer = lazyProducer(kafka);
