@@ -61,6 +61,26 @@ const planPathEnvSchema = z.strictObject({
   blocked_ratio: z.number().min(0).max(0.6).default(0.22),
 });
 
+const sokobanEnvSchema = z.strictObject({
+  name: z.literal('sokoban'),
+  ...envCommon,
+  // Side of the square room, outer walls included (the reference's scripts use 6).
+  map_size: z.number().int().min(5).max(16).default(6),
+  // Tandem: boxes (and targets), the depth of the reverse-play generation, and the move budget.
+  boxes: z.number().int().min(1).max(4).default(1),
+  reverse_steps: z.number().int().min(1).max(1000).default(25),
+  max_steps: z.number().int().min(1).default(200),
+});
+
+const sudokuEnvSchema = z.strictObject({
+  name: z.literal('sudoku'),
+  ...envCommon,
+  // 4 (2x2 boxes, the reference's scripts), 6 (2x3), 8 (2x4) or 9 (3x3).
+  map_size: z.union([z.literal(4), z.literal(6), z.literal(8), z.literal(9)]).default(4),
+  // Tandem: at most this many empty cells; unset: as many as a unique solution allows.
+  holes: z.number().int().min(1).optional(),
+});
+
 const hanabiEnvSchema = z.strictObject({
   name: z.literal('hanabi'),
   ...envCommon,
@@ -76,7 +96,7 @@ const hanabiEnvSchema = z.strictObject({
   zero_on_loss: z.boolean().default(true),
 });
 
-const ENV_SCHEMAS = [planPathEnvSchema, hanabiEnvSchema] as const;
+const ENV_SCHEMAS = [planPathEnvSchema, sokobanEnvSchema, sudokuEnvSchema, hanabiEnvSchema] as const;
 const envSchema = z.discriminatedUnion('name', ENV_SCHEMAS, {
   error: () => `expected one of ${ENV_SCHEMAS.map((e) => e.shape.name.value).join(', ')}`,
 });

@@ -3,6 +3,8 @@
 import type { RunConfig } from '../configs/schema.js';
 import { hanabi, hanabiOptionIssues, type HanabiOptions } from './hanabi/index.js';
 import { planPath } from './planpath/definition.js';
+import { sokoban } from './sokoban/definition.js';
+import { sudoku } from './sudoku/definition.js';
 import type { EnvDefinition } from './types.js';
 
 type EnvConfig = RunConfig['env'];
@@ -18,6 +20,14 @@ export function envOf(env: EnvConfig): ConfiguredEnv {
   switch (env.name) {
     case 'plan_path':
       return { def: planPath as EnvDefinition<unknown, unknown>, options: { mapSize: env.map_size, blockedRatio: env.blocked_ratio }, issues: [] };
+    case 'sokoban':
+      return {
+        def: sokoban as EnvDefinition<unknown, unknown>,
+        options: { size: env.map_size, boxes: env.boxes, reverseSteps: env.reverse_steps, maxSteps: env.max_steps },
+        issues: [],
+      };
+    case 'sudoku':
+      return { def: sudoku as EnvDefinition<unknown, unknown>, options: { size: env.map_size, holes: env.holes }, issues: [] };
     case 'hanabi': {
       const options: HanabiOptions = {
         players: env.players,

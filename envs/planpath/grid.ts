@@ -3,6 +3,7 @@
 // potential-based shaping, a goal reward with a bonus for an optimal-length episode, and a
 // failure penalty when the step budget runs out.
 import type { Move } from '../types.js';
+import { moveDelta } from '../puzzle/moves.js';
 import { mulberry32, randomInt } from '../rng.js';
 
 export type Coord = [row: number, col: number];
@@ -215,22 +216,6 @@ function moveTarget(rows: readonly string[], [r, c]: Coord, move: string): Coord
   if (delta === null) return null;
   const next: Coord = [r + delta[0], c + delta[1]];
   return isFree(rows, next[0], next[1]) ? next : null;
-}
-
-// A switch rather than a lookup table, so strings like "constructor" cannot hit prototype keys.
-function moveDelta(move: string): Coord | null {
-  switch (move) {
-    case 'U':
-      return [-1, 0];
-    case 'D':
-      return [1, 0];
-    case 'L':
-      return [0, -1];
-    case 'R':
-      return [0, 1];
-    default:
-      return null;
-  }
 }
 
 function isFree(rows: readonly string[], r: number, c: number): boolean {

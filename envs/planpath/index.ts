@@ -13,8 +13,11 @@ export {
   type PlanPathRewards,
   type PlanPathState,
 } from './grid.js';
+export { planPath } from './definition.js';
 export {
   PLANPATH_AGENTS,
+  PLANPATH_TEXT,
+  planPathPuzzle,
   buildPrompt,
   extractCode,
   parseActionList,

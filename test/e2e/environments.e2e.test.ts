@@ -19,11 +19,15 @@ after(async () => {
 });
 
 // Each L1 config has one base model, policy_0, which the scripted player replaces.
-const ENVIRONMENTS: { config: string; agents: string[] }[] = [
-  { config: 'configs/hanabi/hanabi_L1_prompt.yaml', agents: ['player_0', 'player_1'] },
+// The puzzles' scripted players know the solution, so their episodes are solved.
+const ENVIRONMENTS: { config: string; agents: string[]; solves: boolean }[] = [
+  { config: 'configs/planpath/planpath_L1_prompt.yaml', agents: ['tool_call_agent', 'plan_agent'], solves: true },
+  { config: 'configs/sokoban/sokoban_L1_prompt.yaml', agents: ['tool_call_agent', 'plan_agent'], solves: true },
+  { config: 'configs/sudoku/sudoku_L1_prompt.yaml', agents: ['tool_call_agent', 'plan_agent'], solves: true },
+  { config: 'configs/hanabi/hanabi_L1_prompt.yaml', agents: ['player_0', 'player_1'], solves: false },
 ];
 
-for (const { config, agents } of ENVIRONMENTS) {
+for (const { config, agents, solves } of ENVIRONMENTS) {
   test(`a scripted episode of ${config}`, async () => {
     const cfg = loadRunConfig(config, [
       'base_models.policy_0.scripted=true',
@@ -53,5 +57,6 @@ for (const { config, agents } of ENVIRONMENTS) {
     }
     const finished = rows.find((e) => e.type === 'EpisodeFinished');
     assert.ok(finished, 'the episode finished');
+    if (solves) assert.equal((finished.data as { success: boolean }).success, true, 'the scripted players solved it');
   });
 }

@@ -13,8 +13,10 @@ import {
   render,
   scorePlanAgent,
   scoreToolAgent,
+  planPath,
   type PlanPathState,
 } from '../../envs/planpath/index.js';
+import { mulberry32, randomInt } from '../../envs/rng.js';
 
 const close = (actual: number, expected: number, message?: string) =>
   assert.ok(Math.abs(actual - expected) < 1e-9, `${message ?? ''} expected ${expected}, got ${actual}`);
@@ -355,6 +357,54 @@ test('plan agent prompt contains the tool agent code, output and actions of the 
   assert.match(user.content, /turn 2/);
   const none = buildPrompt('plan_agent', { state: corridor(), turn: 0, toolResult: { ...toolResult, actions: null } });
   assert.match(none[1].content, /action list: none/);
-  const missing = buildPrompt('plan_agent', { state: corridor(), turn: 0 });
-  assert.match(missing[1].content, /no result this turn/);
+});
+
+test('plan agent alone (L0): instructions and task do not mention a code agent', () => {
+  const [system, user] = buildPrompt('plan_agent', { state: corridor(), turn: 0 });
+  assert.doesNotMatch(system.content + user.content, /code agent|code's|tool/i);
+  assert.match(system.content, /^You are a planning and reasoning agent\. Read the task and work out a sequence of moves/);
+  assert.match(system.content, /#### \["U", "R", "D", "L"\]$/);
+  assert.ok(user.content.includes('S.G\n.#.\n...'));
+  assert.match(user.content, /Give the final list of moves after ####\.$/);
+});
+
+// ---------------------------------------------------------------- properties
+
+test('random move sequences never leave the grid nor enter a wall', () => {
+  const rng = mulberry32(21);
+  const MOVES = ['U', 'D', 'L', 'R', 'X'];
+  for (let seed = 0; seed < 100; seed++) {
+    let s = generate(seed, { mapSize: 4 + (seed % 4), blockedRatio: 0.22, maxSteps: 30 });
+    let total = 0;
+    while (!s.done) {
+      const before = structuredClone(s);
+      const r = applyMoves(s, Array.from({ length: randomInt(rng, 8) }, () => MOVES[randomInt(rng, MOVES.length)]));
+      assert.deepEqual(s, before, 'input not mutated');
+      total += r.reward;
+      s = r.state;
+      const [pr, pc] = s.pos;
+      assert.ok(pr >= 0 && pr < s.rows.length && pc >= 0 && pc < s.rows.length, 'inside the grid');
+      assert.equal(s.rows[pr][pc], '.', 'on a free cell');
+      assert.ok(s.steps <= s.maxSteps);
+      assert.equal(s.solved, pr === s.goal[0] && pc === s.goal[1]);
+      close(s.totalReward, total);
+    }
+  }
+});
+
+test('random text never throws through the environment', () => {
+  const rng = mulberry32(8);
+  const fragments = ['####', '**Actions List**:', '[', ']', ',', ' ', '\n', '"U"', "'R'", 'D', 'left', '0', '3', '9', 'RRUL', 'jump',
+    '```python\n', '```', 'None', '\u0000', '🙂', 'constructor', '__proto__'];
+  const s = generate(4, { mapSize: 5, blockedRatio: 0.22 });
+  for (let i = 0; i < 1500; i++) {
+    let text = '';
+    for (let n = randomInt(rng, 30); n > 0; n--) text += fragments[randomInt(rng, fragments.length)];
+    for (const agent of planPath.agents) {
+      const scored = planPath.score(agent, s, text, { exitCode: 0, stdout: text, stderr: '', timedOut: false }, 0.5);
+      assert.ok(Number.isFinite(scored.reward));
+      close(scored.reward, scored.local + 0.5 * scored.global);
+      assert.equal(scored.nextState.rows[scored.nextState.pos[0]][scored.nextState.pos[1]], '.');
+    }
+  }
 });

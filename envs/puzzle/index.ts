@@ -1,0 +1,21 @@
+// Public API of the generic puzzle module: a single-player puzzle played by the PettingLLMs
+// roles tool_call_agent and plan_agent, the shared answer parsers, and the seed splits.
+export { puzzleEnv } from './definition.js';
+export { MAX_MOVES, countMoves, moveDelta, parseMoveAnswer, parseMoveList } from './moves.js';
+export {
+  FAILURE_REWARDS,
+  PUZZLE_AGENTS,
+  buildPuzzlePrompt,
+  parsePuzzleAnswer,
+  planSystemPrompt,
+  scorePlan,
+  scoreTool,
+  toolSystemPrompt,
+  type PromptContext,
+  type PuzzleAgent,
+  type PuzzleScore,
+  type ToolExecution,
+} from './roles.js';
+export { SEED_RANGES, seedRange, splitOfSeed, type SeedSplit } from './seeds.js';
+export { clip, closingBracket, extractCode, firstLine, textAfterAnchor } from './text.js';
+export type { Puzzle, PuzzleStatus, PuzzleStep, PuzzleText, ToolResult } from './types.js';

@@ -1,0 +1,338 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  SOKOBAN_DEFAULTS,
+  SOKOBAN_REWARDS,
+  applyMoves,
+  deadSquares,
+  generate,
+  parseLevel,
+  render,
+  renderRoom,
+  sokoban,
+  solve,
+  targetsOf,
+  type SokobanState,
+} from '../../envs/sokoban/index.js';
+import { mulberry32, randomInt } from '../../envs/rng.js';
+
+const close = (actual: number, expected: number, message?: string) =>
+  assert.ok(Math.abs(actual - expected) < 1e-9, `${message ?? ''} expected ${expected}, got ${actual}`);
+
+// Shaping as the reference: lambda * (gamma * phi(next) - phi(current)), phi = -(sum of box distances).
+const shaping = (distBefore: number, distAfter: number) => SOKOBAN_REWARDS.lambdaPot * (SOKOBAN_REWARDS.gamma * -distAfter + distBefore);
+
+// A corridor: player, floor, box, floor, target.
+const CORRIDOR = ['#######', '#@_$_.#', '#######'];
+
+// ---------------------------------------------------------------- rules and rewards
+
+test('the reward constants are the reference\'s', () => {
+  assert.deepEqual(SOKOBAN_REWARDS, { rStep: -0.01, rInvalid: -0.05, rBoxOnTarget: 1, rBoxOffTarget: -0.5, rWin: 10, rFail: -5, gamma: 0.99, lambdaPot: 0.1 });
+  assert.deepEqual(SOKOBAN_DEFAULTS, { size: 6, boxes: 1, reverseSteps: 25, maxSteps: 200 });
+});
+
+test('a plain step costs r_step plus shaping and moves the player', () => {
+  const r = applyMoves(parseLevel(CORRIDOR), ['R']);
+  close(r.reward, -0.01 + shaping(2, 2));
+  assert.deepEqual(r.state.player, [1, 2]);
+  assert.deepEqual(r.state.boxes, [[1, 3]]);
+  assert.equal(r.state.steps, 1);
+  assert.equal(r.done, false);
+});
+
+test('a push moves the box; shaping rewards getting it closer', () => {
+  const r = applyMoves(parseLevel(CORRIDOR), ['R', 'R']);
+  close(r.reward, -0.01 + shaping(2, 2) + (-0.01 + shaping(2, 1)));
+  assert.deepEqual(r.state.player, [1, 3]);
+  assert.deepEqual(r.state.boxes, [[1, 4]]);
+});
+
+test('the last box onto a target earns r_box_on_target + r_win and ends the episode; later moves are ignored', () => {
+  const s = applyMoves(parseLevel(CORRIDOR), ['R', 'R']).state;
+  const r = applyMoves(s, ['R', 'L', 'L']);
+  close(r.reward, -0.01 + 1 + shaping(1, 0) + 10);
+  assert.equal(r.solved, true);
+  assert.equal(r.done, true);
+  assert.equal(r.applied, 1);
+  assert.equal(r.state.steps, 3);
+  assert.equal(r.state.boxesOnTargets, 1);
+  assert.deepEqual(renderRoom(r.state), ['#######', '#___@*#', '#######']);
+  const after = applyMoves(r.state, ['L']);
+  assert.equal(after.reward, 0);
+  assert.deepEqual(after.state, r.state);
+});
+
+test('walking into a wall or an unknown move is invalid: r_invalid, no movement, counted', () => {
+  const wall = applyMoves(parseLevel(CORRIDOR), ['L']);
+  close(wall.reward, -0.05 + shaping(2, 2));
+  assert.deepEqual(wall.state.player, [1, 1]);
+  assert.equal(wall.invalidMoves, 1);
+  assert.equal(wall.state.invalidCount, 1);
+  assert.equal(wall.state.steps, 1, 'invalid moves count as steps, as the reference');
+  const unknown = applyMoves(parseLevel(CORRIDOR), ['X', 'constructor', '', 'u']);
+  assert.equal(unknown.invalidMoves, 4);
+  assert.deepEqual(unknown.state.player, [1, 1]);
+});
+
+test('pushing a box into a wall or into another box is invalid', () => {
+  const intoWall = applyMoves(parseLevel(['#######', '#@$#__#', '#___._#', '#######']), ['R']);
+  close(intoWall.reward, -0.05 + shaping(3, 3));
+  assert.deepEqual(intoWall.state.player, [1, 1]);
+  assert.deepEqual(intoWall.state.boxes, [[1, 2]]);
+  const intoBox = applyMoves(parseLevel(['########', '#@$$_._#', '#____._#', '########']), ['R']);
+  assert.equal(intoBox.invalidMoves, 1);
+  assert.deepEqual(intoBox.state.boxes, [[1, 2], [1, 3]]);
+  assert.deepEqual(intoBox.state.player, [1, 1]);
+});
+
+test('pushing a box off a target costs r_box_off_target; target to target is neutral', () => {
+  const off = applyMoves(parseLevel(['#######', '#@*__.#', '#######']), ['R']);
+  close(off.reward, -0.01 - 0.5 + shaping(0, 1));
+  assert.equal(off.state.boxesOnTargets, 0);
+  assert.equal(off.done, false);
+  const across = applyMoves(parseLevel(['########', '#@*._$_#', '########']), ['R']);
+  close(across.reward, -0.01 + shaping(2, 2));
+  assert.equal(across.state.boxesOnTargets, 1);
+  assert.equal(across.done, false);
+});
+
+test('running out of steps costs r_fail and ends the episode unsolved', () => {
+  const r = applyMoves(parseLevel(CORRIDOR, 2), ['L', 'L', 'R']);
+  close(r.reward, 2 * (-0.05 + shaping(2, 2)) - 5);
+  assert.equal(r.done, true);
+  assert.equal(r.solved, false);
+  assert.equal(r.state.failure, 'step limit');
+  assert.equal(r.state.steps, 2, 'the third move is not applied');
+});
+
+test('a box pushed into a non-target corner is a deadlock: r_fail, episode over', () => {
+  const level = ['######', '#_@$_#', '#____#', '#____#', '#.___#', '######'];
+  const r = applyMoves(parseLevel(level), ['R', 'D']);
+  close(r.reward, -0.01 + shaping(5, 6) - 5);
+  assert.equal(r.done, true);
+  assert.equal(r.solved, false);
+  assert.equal(r.state.failure, 'deadlock');
+  assert.equal(r.applied, 1);
+  // The same corner holding a target is a win, not a deadlock.
+  const win = applyMoves(parseLevel(['######', '#_@$.#', '#____#', '######']), ['R']);
+  assert.equal(win.solved, true);
+});
+
+test('a box pushed against a wall with no target along it is a deadlock', () => {
+  const level = ['######', '#____#', '#_@$_#', '#____#', '#.___#', '######'];
+  const r = applyMoves(parseLevel(level), ['R']);
+  assert.equal(r.state.failure, 'deadlock');
+  const dead = deadSquares(parseLevel(level).room);
+  const width = level[0].length;
+  assert.equal(dead[2 * width + 4], 1, 'right wall side is dead');
+  assert.equal(dead[4 * width + 1], 0, 'a target is live');
+  assert.equal(dead[4 * width + 4], 1, 'bottom-right corner is dead');
+  assert.equal(dead[2 * width + 2], 0, 'the middle is live');
+  assert.equal(dead[0], 0, 'walls are not floor');
+});
+
+test('two boxes frozen side by side against a wall are a deadlock', () => {
+  // Targets at both ends of the top row keep every top-row cell live on its own.
+  const level = ['#######', '#._$_.#', '#_$___#', '#_@___#', '#######'];
+  const r = applyMoves(parseLevel(level), ['U']);
+  close(r.reward, -0.01 + shaping(4, 3) - 5);
+  assert.equal(r.state.failure, 'deadlock');
+  assert.deepEqual(r.state.boxes, [[1, 2], [1, 3]]);
+});
+
+test('applyMoves does not mutate its input', () => {
+  const s = parseLevel(CORRIDOR);
+  const snapshot = structuredClone(s);
+  applyMoves(deepFreeze(structuredClone(s)), ['R', 'R', 'R']);
+  const r = applyMoves(s, ['R', 'R']);
+  r.state.boxes[0][0] = 99;
+  r.state.player[0] = 99;
+  assert.deepEqual(s, snapshot);
+});
+
+test('render shows the standard symbols and coordinates', () => {
+  const s = parseLevel(['######', '#+$_.#', '#_*__#', '######']);
+  assert.deepEqual(renderRoom(s), ['######', '#+$_.#', '#_*__#', '######']);
+  assert.deepEqual(s.room, ['######', '#.__.#', '#_.__#', '######']);
+  assert.equal(s.boxesOnTargets, 1);
+  assert.equal(render(s).split('\n').at(-1), 'Player (row, col): (1, 1); boxes: [(1, 2), (2, 2)]; targets: [(1, 1), (1, 4), (2, 2)]');
+});
+
+// ---------------------------------------------------------------- solver
+
+test('solve finds shortest solutions, [] when solved, null when impossible', () => {
+  assert.deepEqual(solve(parseLevel(CORRIDOR)), ['R', 'R', 'R']);
+  assert.deepEqual(solve(parseLevel(['#####', '#@*_#', '#####'])), []);
+  assert.equal(solve(parseLevel(['######', '#@_$#', '#.__#', '######'])), null, 'box in a corner');
+  assert.equal(solve(parseLevel(['#######', '#@$_#.#', '#######'])), null, 'target walled off');
+  const twoBoxes = parseLevel(['#######', '#.$@$.#', '#_____#', '#######']);
+  const moves = solve(twoBoxes);
+  assert.ok(moves !== null && applyMoves(twoBoxes, moves).solved);
+});
+
+// ---------------------------------------------------------------- generator
+
+function checkRoom(s: SokobanState, size: number, boxes: number, label: string) {
+  assert.equal(s.room.length, size, label);
+  for (const row of s.room) assert.match(row, new RegExp(`^#[#_.]{${size - 2}}#$`), label);
+  assert.equal(s.room[0], '#'.repeat(size));
+  assert.equal(s.room[size - 1], '#'.repeat(size));
+  assert.equal(s.boxes.length, boxes, label);
+  assert.equal(targetsOf(s.room).length, boxes, label);
+  assert.equal(s.boxesOnTargets, 0, `${label}: every box starts off target`);
+  const [pr, pc] = s.player;
+  assert.notEqual(s.room[pr][pc], '#', label);
+  assert.ok(!s.boxes.some(([r, c]) => r === pr && c === pc), label);
+  const dead = deadSquares(s.room);
+  for (const [r, c] of s.boxes) {
+    assert.notEqual(s.room[r][c], '#', `${label}: box on a wall`);
+    assert.equal(dead[r * size + c], 0, `${label}: box on a dead square`);
+  }
+  assert.deepEqual([s.steps, s.done, s.solved, s.failure, s.totalReward], [0, false, false, null, 0]);
+  assert.deepEqual(JSON.parse(JSON.stringify(s)), s, 'JSON-serialisable');
+}
+
+test('generate is deterministic by seed and varies across seeds', () => {
+  assert.deepEqual(generate(42), generate(42));
+  assert.deepEqual(generate(42, {}), generate(42, { size: 6, boxes: 1, reverseSteps: 25, maxSteps: 200 }));
+  const layouts = new Set(Array.from({ length: 50 }, (_, seed) => JSON.stringify(generate(seed))));
+  assert.ok(layouts.size > 45, `only ${layouts.size} distinct rooms for 50 seeds`);
+});
+
+test('default rooms (6x6, 1 box) are well formed and solvable over 500 seeds', () => {
+  let total = 0;
+  for (let seed = 0; seed < 500; seed++) {
+    const s = generate(seed);
+    checkRoom(s, 6, 1, `seed ${seed}`);
+    const moves = solve(s);
+    assert.ok(moves !== null && moves.length > 0, `seed ${seed}: no solution`);
+    const played = applyMoves(s, moves);
+    assert.ok(played.solved && played.done, `seed ${seed}: solution does not solve`);
+    assert.ok(played.reward > 10, 'a win is worth more than 10');
+    total += moves.length;
+  }
+  assert.ok(total / 500 > 4, `rooms are too easy: ${total / 500} moves on average`);
+});
+
+test('larger rooms and more boxes are solvable too', () => {
+  const settings = [
+    { opts: { boxes: 2 }, size: 6, seeds: 60 },
+    { opts: { size: 7, boxes: 3 }, size: 7, seeds: 20 },
+    { opts: { size: 8, boxes: 2, reverseSteps: 40 }, size: 8, seeds: 20 },
+    { opts: { size: 5, reverseSteps: 5, maxSteps: 50 }, size: 5, seeds: 60 },
+  ];
+  for (const { opts, size, seeds } of settings) {
+    for (let seed = 0; seed < seeds; seed++) {
+      const s = generate(1000 + seed, opts);
+      const label = `${JSON.stringify(opts)} seed ${1000 + seed}`;
+      checkRoom(s, size, opts.boxes ?? 1, label);
+      assert.equal(s.maxSteps, opts.maxSteps ?? 200);
+      const moves = solve(s);
+      assert.ok(moves !== null && applyMoves(s, moves).solved, `${label}: not solvable`);
+    }
+  }
+});
+
+test('generate rejects unusable options', () => {
+  for (const opts of [{ size: 4 }, { size: 17 }, { boxes: 0 }, { boxes: 5 }, { reverseSteps: 0 }, { size: 6.5 }, { maxSteps: 0 }]) {
+    assert.throws(() => generate(1, opts), RangeError, JSON.stringify(opts));
+  }
+});
+
+// ---------------------------------------------------------------- properties
+
+test('random move sequences never break the invariants', () => {
+  const rng = mulberry32(11);
+  const MOVES = ['U', 'D', 'L', 'R', 'U', 'D', 'L', 'R', 'X'];
+  for (let seed = 0; seed < 150; seed++) {
+    let s = generate(seed, { boxes: 1 + (seed % 3), maxSteps: 40 + (seed % 40) });
+    const room = [...s.room];
+    const boxCount = s.boxes.length;
+    let total = 0;
+    while (!s.done) {
+      const moves = Array.from({ length: randomInt(rng, 12) }, () => MOVES[randomInt(rng, MOVES.length)]);
+      const before = structuredClone(s);
+      const r = applyMoves(s, moves);
+      assert.deepEqual(s, before, 'input not mutated');
+      total += r.reward;
+      s = r.state;
+      assert.deepEqual(s.room, room);
+      assert.equal(s.boxes.length, boxCount, 'box count constant');
+      const keys = new Set(s.boxes.map(([br, bc]) => `${br},${bc}`));
+      assert.equal(keys.size, boxCount, 'boxes distinct');
+      for (const [br, bc] of s.boxes) assert.notEqual(room[br][bc], '#', 'box on a wall');
+      assert.notEqual(room[s.player[0]][s.player[1]], '#', 'player in a wall');
+      assert.ok(!keys.has(`${s.player[0]},${s.player[1]}`), 'player on a box');
+      assert.equal(s.boxesOnTargets, s.boxes.filter(([br, bc]) => room[br][bc] === '.').length);
+      assert.ok(s.steps <= s.maxSteps);
+      assert.equal(s.solved, s.boxesOnTargets === boxCount);
+      assert.ok(Number.isFinite(r.reward));
+      close(s.totalReward, total);
+    }
+    assert.ok(s.solved || s.failure !== null);
+  }
+});
+
+test('random text never throws through the environment and keeps states valid', () => {
+  const rng = mulberry32(5);
+  const fragments = ['####', '**Actions List**:', '[', ']', ',', ' ', '\n', '"U"', "'R'", 'D', 'left', '0', '3', '9', 'RRUL', 'jump',
+    '```python\n', '```', 'None', '\u0000', '🙂', 'constructor', '__proto__'];
+  const s0 = generate(3);
+  for (let i = 0; i < 1500; i++) {
+    let text = '';
+    for (let n = randomInt(rng, 30); n > 0; n--) text += fragments[randomInt(rng, fragments.length)];
+    for (const agent of sokoban.agents) {
+      const run = { exitCode: 0, stdout: text, stderr: '', timedOut: false };
+      const scored = sokoban.score(agent, s0, text, run, 0.4);
+      assert.ok(Number.isFinite(scored.reward));
+      assert.equal(scored.reward, scored.local + 0.4 * scored.global);
+      const next = scored.nextState;
+      assert.equal(next.boxes.length, 1);
+      for (const [r, c] of next.boxes) assert.notEqual(next.room[r][c], '#');
+    }
+  }
+});
+
+// ---------------------------------------------------------------- roles
+
+test('the environment plays the two roles; the plan agent applies, the tool agent simulates', () => {
+  const s = parseLevel(CORRIDOR);
+  const plan = sokoban.score('plan_agent', s, 'Push right three times.\n#### ["R", "R", "R"]', null, 0.4);
+  assert.equal(plan.solved, true);
+  assert.equal(plan.global, 1);
+  close(plan.reward, plan.local + 0.4);
+  assert.equal(plan.outcome, '3 moves, 1 of 1 boxes on targets, solved');
+  const tool = sokoban.score('tool_call_agent', s, '```python\nprint("**Actions List**: RRL")\n```', { exitCode: 0, stdout: '**Actions List**: RRL', stderr: '', timedOut: false }, 0.4);
+  assert.equal(tool.outcome, 'simulated 3 moves, 0 of 1 boxes on targets, ended at (1, 2)');
+  assert.equal(tool.nextState, s);
+  assert.deepEqual(tool.handoff, { code: 'print("**Actions List**: RRL")', stdout: '**Actions List**: RRL', actions: ['R', 'R', 'L'] });
+  const stuck = sokoban.score('plan_agent', parseLevel(['######', '#_@$_#', '#____#', '#.___#', '######']), '#### [R]', null, 0.4);
+  assert.equal(stuck.outcome, '1 move, 0 of 1 boxes on targets, deadlock');
+  assert.equal(stuck.done, true);
+});
+
+test('prompts show the room, symbols, coordinates and rules; the L0 plan prompt stands alone', () => {
+  const s = generate(0);
+  const [toolSys, toolUser] = sokoban.prompt('tool_call_agent', { state: s, turn: 0, handoff: undefined });
+  assert.match(toolSys.content, /Sokoban room/);
+  assert.match(toolSys.content, /\*\*Actions List\*\*: \["U", "R", "D", "L"\]/);
+  assert.ok(toolUser.content.includes(renderRoom(s).join('\n')));
+  assert.ok(toolUser.content.includes("'#' wall, '_' floor, '.' target, '$' box, '*' box on a target, '@' you, '+' you on a target"));
+  assert.ok(toolUser.content.includes(`Room rows as a Python list (row 0 first): ${JSON.stringify(renderRoom(s))}`));
+  assert.match(toolUser.content, /lost after 200 moves/);
+  const [soloSys, soloUser] = sokoban.prompt('plan_agent', { state: s, turn: 0, handoff: undefined });
+  assert.doesNotMatch(soloSys.content + soloUser.content, /code agent/i);
+  assert.match(soloSys.content, /pushes every box onto a target/);
+  const later = sokoban.prompt('plan_agent', { state: applyMoves(s, ['U']).state, turn: 1, handoff: { code: 'x', stdout: '', actions: null } });
+  assert.match(later[1].content, /This is turn 2\. Moves made so far: 1; boxes on targets: 0 of 1/);
+  assert.match(later[1].content, /Code agent's action list: none/);
+});
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object') {
+    for (const v of Object.values(value)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value;
+}
