@@ -158,3 +158,15 @@ test('agents must play roles the environment defines', () => {
   assert.deepEqual(r.issues.map((i) => i.path), ['agent_policy_configs.agent_configs.agent_1.name']);
   assert.match(r.issues[0].message, /not a role of plan_path \(roles: tool_call_agent, plan_agent\)/);
 });
+
+test('every shipped config passes the check, one per environment and level', () => {
+  const envs = ['planpath', 'sokoban', 'sudoku', 'hanabi'];
+  const levels = ['L0_single_agent', 'L1_prompt', 'L2_lora', 'L3_model'];
+  for (const env of envs) {
+    for (const level of levels) {
+      const file = `configs/${env}/${env}_${level}.yaml`;
+      const r = loadRunConfig(file);
+      assert.ok(r.ok, `${file}: ${JSON.stringify(!r.ok && r.issues)}`);
+    }
+  }
+});
