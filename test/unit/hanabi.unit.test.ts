@@ -416,7 +416,7 @@ test('unreadable answers: -1, the turn is forfeited, the game is otherwise uncha
 test('the definition: agents, program, reset through the interface', () => {
   assert.deepEqual([...hanabi.agents], ['player_0', 'player_1', 'player_2', 'player_3', 'player_4']);
   assert.deepEqual(HANABI_AGENTS, hanabi.agents);
-  assert.equal(hanabi.program('player_0', '```python\nprint(1)\n```'), null);
+  assert.equal(hanabi.program('player_0', '```python\nprint(1)\n```', newGame(9, { players: 2 })), null);
   assert.deepEqual(hanabi.reset(9, { players: 4 }), newGame(9, { players: 4 }));
   assert.equal(hanabi.reset(9, { preset: 'small' }).rules.colors, 2);
 });

@@ -67,9 +67,9 @@ const run = (stdout: string, exitCode: number | null = 0, timedOut = false): Pro
 test('puzzleEnv plays the two reference roles and runs only the tool agent\'s code', () => {
   assert.deepEqual([...env.agents], ['tool_call_agent', 'plan_agent']);
   assert.deepEqual([...PUZZLE_AGENTS], ['tool_call_agent', 'plan_agent']);
-  assert.equal(env.program('tool_call_agent', '```python\nprint(1)\n```'), 'print(1)');
-  assert.equal(env.program('plan_agent', '```python\nprint(1)\n```'), null);
-  assert.equal(env.program('tool_call_agent', 'no code'), null);
+  assert.equal(env.program('tool_call_agent', '```python\nprint(1)\n```', start), 'print(1)');
+  assert.equal(env.program('plan_agent', '```python\nprint(1)\n```', start), null);
+  assert.equal(env.program('tool_call_agent', 'no code', start), null);
   assert.deepEqual(env.reset(1, { target: 5 }), { value: 0, target: 6, done: false, solved: false });
 });
 

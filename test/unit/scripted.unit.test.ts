@@ -23,7 +23,7 @@ for (const [name, env, options] of PUZZLES) {
       assert.equal(plan.solved, true, `${name} seed ${seed}: ${plan.outcome}`);
 
       const tool = env.scripted!('tool_call_agent', ctx);
-      const program = env.program('tool_call_agent', tool);
+      const program = env.program('tool_call_agent', tool, state);
       assert.ok(program && program.includes('**Actions List**'));
       // What running it prints: the literal string the program concatenates.
       const printed = /print\('(\*\*Actions List\*\*: )' \+ '(.*)'\)/.exec(program)!;
