@@ -66,6 +66,7 @@ export async function episode(input: EpisodeInput): Promise<EpisodeSummary> {
     turns = turn + 1;
     let handoff: unknown = undefined; // what the agents before this one did in this turn
     for (const agentName of cfg.multi_agent_interaction.turn_order) {
+      if (env.acts && !env.acts(agentName, state)) continue; // not this agent's move
       const agent = agentByName(cfg, agentName);
       const spec = policyOfAgent(policies, agentName);
       const policy = policyRef(runId, spec, cfg);
@@ -134,9 +135,9 @@ export async function episode(input: EpisodeInput): Promise<EpisodeSummary> {
       // Continue from the chosen candidate: its state, and what it hands to the next agent.
       state = scored[chosen].nextState;
       handoff = scored[chosen].handoff;
+      success = scored[chosen].solved; // as of the last action, also when max_turns ends the episode
       if (scored[chosen].done) {
         done = true;
-        success = scored[chosen].solved;
         break;
       }
     }
