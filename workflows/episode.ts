@@ -39,6 +39,12 @@ const cpu = proxyActivities<CpuActivities>({
   retry: { maximumInterval: '30 seconds', maximumAttempts: 20 },
 });
 
+// Scoring runs the candidates' programs, which may queue for the worker's sandbox slots.
+const scoring = proxyActivities<CpuActivities>({
+  startToCloseTimeout: '15 minutes',
+  retry: { maximumInterval: '30 seconds', maximumAttempts: 20 },
+});
+
 export function policyActivities(taskQueue: string) {
   return proxyActivities<PolicyActivities>({
     taskQueue,
@@ -89,7 +95,7 @@ export async function episode(input: EpisodeInput): Promise<EpisodeSummary> {
               seed: fnv1a(`${episodeId}/${turn}/${agentName}`),
             });
       // Every candidate is scored from the same state: the group's only difference is the action.
-      const scored: ScoredCandidate[] = await cpu.scoreCandidates({ env: cfg.env, agent: agentName, state, texts: candidates.map((c) => c.text), alpha: cfg.alpha });
+      const scored: ScoredCandidate[] = await scoring.scoreCandidates({ env: cfg.env, agent: agentName, state, texts: candidates.map((c) => c.text), alpha: cfg.alpha });
       const chosen = chooseCandidate(scored.map((s) => s.reward), cfg.rollout.if_greedy);
       const key = groupKey(problemSeed, turn, agentName);
       samples.push(

@@ -19,11 +19,15 @@ after(async () => {
 });
 
 // Each L1 config has one base model, policy_0, which the scripted player replaces.
-// The puzzles' scripted players know the solution, so their episodes are solved.
+// The puzzles', math and code scripted players know the solution, so their episodes are solved.
+// (In math_refine the evaluator accepts the first, correct answer: the refiner never acts.)
 const ENVIRONMENTS: { config: string; agents: string[]; solves: boolean }[] = [
   { config: 'configs/planpath/planpath_L1_prompt.yaml', agents: ['tool_call_agent', 'plan_agent'], solves: true },
   { config: 'configs/sokoban/sokoban_L1_prompt.yaml', agents: ['tool_call_agent', 'plan_agent'], solves: true },
   { config: 'configs/sudoku/sudoku_L1_prompt.yaml', agents: ['tool_call_agent', 'plan_agent'], solves: true },
+  { config: 'configs/math/math_L1_prompt.yaml', agents: ['tool_generator', 'reasoning_generator'], solves: true },
+  { config: 'configs/mathrefine/mathrefine_L1_prompt.yaml', agents: ['generator_initial', 'evaluator_critique'], solves: true },
+  { config: 'configs/code/code_L1_prompt.yaml', agents: ['code_generator', 'test_generator'], solves: true },
   { config: 'configs/hanabi/hanabi_L1_prompt.yaml', agents: ['player_0', 'player_1'], solves: false },
 ];
 

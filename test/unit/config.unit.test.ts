@@ -160,7 +160,7 @@ test('agents must play roles the environment defines', () => {
 });
 
 test('every shipped config passes the check, one per environment and level', () => {
-  const envs = ['planpath', 'sokoban', 'sudoku', 'hanabi'];
+  const envs = ['planpath', 'sokoban', 'sudoku', 'math', 'mathrefine', 'code', 'hanabi'];
   const levels = ['L0_single_agent', 'L1_prompt', 'L2_lora', 'L3_model'];
   for (const env of envs) {
     for (const level of levels) {

@@ -3,7 +3,10 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
+import { CODE_REWARDS } from '../../envs/code/index.js';
 import { HANABI_REWARDS } from '../../envs/hanabi/definition.js';
+import { MATH_REWARDS } from '../../envs/math/index.js';
+import { MATHREFINE_REWARDS } from '../../envs/mathrefine/index.js';
 import { PLANPATH_REWARDS } from '../../envs/planpath/grid.js';
 import { FAILURE_REWARDS } from '../../envs/puzzle/roles.js';
 import { SOKOBAN_REWARDS } from '../../envs/sokoban/room.js';
@@ -32,6 +35,9 @@ const TABLES: [string, Record<string, number>][] = [
   ['PLANPATH_REWARDS', { ...PLANPATH_REWARDS }],
   ['SOKOBAN_REWARDS', { ...SOKOBAN_REWARDS }],
   ['SUDOKU_REWARDS', { ...SUDOKU_REWARDS }],
+  ['MATH_REWARDS', { ...MATH_REWARDS }],
+  ['MATHREFINE_REWARDS', { ...MATHREFINE_REWARDS }],
+  ['CODE_REWARDS', { ...CODE_REWARDS }],
   ['HANABI_REWARDS', HANABI_REWARDS],
 ];
 
