@@ -1,0 +1,212 @@
+"""Shared helpers of the tensor-engine benchmarks (bench/engine_*.py): a local random-init model,
+prompts, an in-process engine, timing statistics and the bench/RESULTS.md writer.
+
+Nothing here touches the Hugging Face hub: the model is built from a LlamaConfig, with the
+project's own ChatML tokenizer (services/engine/make_tiny_model.py on the corpus fixture).
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import platform
+import re
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ENGINE_DIR = os.path.join(ROOT, "services", "engine")
+CORPUS = os.path.join(ENGINE_DIR, "tests", "fixtures", "planpath_corpus.jsonl")
+RESULTS = os.path.join(ROOT, "bench", "RESULTS.md")
+sys.path.insert(0, ENGINE_DIR)
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["TRANSFORMERS_OFFLINE"] = "1"
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+# Llama shapes (vocab 1024: the project tokenizer). "small" is the default of every benchmark:
+# big enough that the matmuls, not Python, dominate a decoding step on 2 CPU cores.
+SIZES = {
+    "tiny": dict(hidden_size=128, intermediate_size=384, num_hidden_layers=4, num_attention_heads=4,
+                 num_key_value_heads=2),  # the engine tests' model, ~0.9M parameters
+    "small": dict(hidden_size=512, intermediate_size=1536, num_hidden_layers=8, num_attention_heads=8,
+                  num_key_value_heads=4),  # 25.7M parameters
+}
+LORA = {"rank": 8, "alpha": 16, "dropout": 0.0, "target_modules": "all-linear"}
+OPTIM = {"lr": 1e-5}
+
+
+def tempdir(prefix: str) -> str:
+    """A fresh temp folder, removed when this process exits."""
+    path = tempfile.mkdtemp(prefix=prefix)
+    atexit.register(shutil.rmtree, path, ignore_errors=True)
+    return path
+
+
+def build_model(size: str = "small", seed: int = 0) -> tuple[str, int]:
+    """A random-init LlamaForCausalLM of `size` with the project tokenizer, saved to a temp folder
+    (removed when this process exits). -> (folder, number of parameters)."""
+    import torch
+    from transformers import AutoTokenizer
+
+    import make_tiny_model
+
+    out = tempdir(f"bench-model-{size}-")
+    make_tiny_model.main(["--corpus", CORPUS, "--out", out, "--seed", str(seed), "--sft-steps", "0",
+                          "--corpus-size", "600"])
+    tokenizer = AutoTokenizer.from_pretrained(out, local_files_only=True)
+    tiny = make_tiny_model.build_model(tokenizer, seed)  # the tokenizer's special ids and generation config
+    config = tiny.config
+    for k, v in SIZES[size].items():
+        setattr(config, k, v)
+    config.head_dim = config.hidden_size // config.num_attention_heads
+    torch.manual_seed(seed)
+    model = type(tiny)(config)
+    model.generation_config = tiny.generation_config
+    model.save_pretrained(out)
+    return out, sum(p.numel() for p in model.parameters())
+
+
+def model_desc(size: str, n_params: int) -> str:
+    s = SIZES[size]
+    return (f"random-init Llama \"{size}\" ({n_params / 1e6:.1f}M parameters: hidden {s['hidden_size']}, "
+            f"{s['num_hidden_layers']} layers, MLP {s['intermediate_size']}, {s['num_attention_heads']} heads / "
+            f"{s['num_key_value_heads']} KV heads, vocab 1024, tied embeddings), fp32")
+
+
+def prompts(k: int) -> list[list[dict]]:
+    """The first k transcripts of the corpus fixture without the assistant's reply (real Plan-Path prompts)."""
+    out = []
+    with open(CORPUS) as f:
+        for line in f:
+            if line.strip() and len(out) < k:
+                out.append(json.loads(line)["messages"][:-1])
+    return out
+
+
+def engine():
+    """An in-process engine (tandem_engine.server.Engine: the JSON-lines server minus the pipe)."""
+    from tandem_engine.server import Engine
+
+    return Engine("cpu")
+
+
+def call(eng, op: str, **req) -> dict:
+    r = eng.handle({"op": op, **req})
+    assert r["ok"], r
+    return r["result"]
+
+
+def no_stop_tokens(eng) -> None:
+    """Benchmarks only: no stop token ends a row, so every row generates exactly max_new_tokens.
+    (A random model samples <|im_end|> at some point; HF generate gets eos_token_id=None likewise.)"""
+    for p in eng.policies.values():
+        p.backbone.stop_ids = set()
+
+
+def _busy_seconds() -> float:
+    """CPU seconds spent busy by the whole machine since boot (all cores, /proc/stat)."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:9]]  # user nice system idle iowait irq softirq steal
+    return (sum(v) - v[3] - v[4]) / os.sysconf("SC_CLK_TCK")
+
+
+def _own_seconds() -> float:
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+def wait_idle(max_busy: float = 0.15, quiet: float = 10.0, timeout: float = 1800.0) -> None:
+    """Wait until other processes (e.g. a test stack) have used < max_busy cores in each 2 s of the
+    last `quiet` seconds; give up waiting after `timeout` s (the run is then judged by measure)."""
+    if os.environ.get("BENCH_NO_WAIT"):  # smoke tests of the scripts: no waiting, nothing discarded
+        return
+    end, calm = time.time() + timeout, 0.0
+    while calm < quiet and time.time() < end:
+        b0, o0, t0 = _busy_seconds(), _own_seconds(), time.time()
+        time.sleep(2.0)
+        busy = ((_busy_seconds() - b0) - (_own_seconds() - o0)) / (time.time() - t0)
+        calm = calm + 2.0 if busy < max_busy else 0.0
+
+
+def measure(fns: dict, repeat: int, setup: dict | None = None, max_foreign: float = 0.15, max_tries: int = 100):
+    """Run each of `fns` (name -> callable), round-robin, until each has `repeat` undisturbed runs:
+    other processes used < max_foreign cores on average while it ran (/proc/stat minus this
+    process's own CPU time). Before each run: setup[name]() if given (not timed), then wait for an
+    idle machine. -> ({name: wall times of the kept runs}, {name: their results}, {name: discarded runs})."""
+    kept = {k: [] for k in fns}
+    results, discarded = {k: [] for k in fns}, dict.fromkeys(fns, 0)
+    for _ in range(max_tries):
+        for name, fn in fns.items():
+            if len(kept[name]) == repeat:
+                continue
+            if setup and name in setup:
+                setup[name]()
+            wait_idle()
+            b0, o0, t0 = _busy_seconds(), _own_seconds(), time.perf_counter()
+            result = fn()
+            wall = time.perf_counter() - t0
+            foreign = ((_busy_seconds() - b0) - (_own_seconds() - o0)) / wall
+            ok = foreign < max_foreign or bool(os.environ.get("BENCH_NO_WAIT"))
+            if ok:
+                kept[name].append(wall)
+                results[name].append(result)
+            discarded[name] += not ok
+            print(f"  {name}: {wall:.3f}s, other processes {foreign:.2f} cores{'' if ok else ' -> discarded'}",
+                  flush=True)
+        if all(len(v) == repeat for v in kept.values()):
+            return kept, results, discarded
+    raise RuntimeError(f"too few undisturbed runs ({ {k: len(v) for k, v in kept.items()} }); the machine is busy")
+
+
+def stats(times: list[float]) -> dict:
+    return {"best": min(times), "median": statistics.median(times), "worst": max(times), "n": len(times)}
+
+
+def spread(times: list[float]) -> str:
+    """'best / median / worst' seconds."""
+    s = stats(times)
+    return f"{s['best']:.3f} / {s['median']:.3f} / {s['worst']:.3f}"
+
+
+def machine() -> str:
+    import torch
+
+    load = " / ".join(f"{x:.2f}" for x in os.getloadavg())
+    return (f"{platform.machine()} ({_cpu_name()}), {os.cpu_count()} CPU cores, no GPU; Python "
+            f"{platform.python_version()}, torch {torch.__version__} ({torch.get_num_threads()} threads), device cpu; "
+            f"load average at the end {load}")
+
+
+def _cpu_name() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def versions(*names: str) -> str:
+    import importlib
+
+    return ", ".join(f"{n} {importlib.import_module(n).__version__}" for n in names)
+
+
+def write_section(name: str, lines: list[str]) -> None:
+    """Print the section and replace `## name ...` in bench/RESULTS.md (appended if absent)."""
+    body = "\n".join([f"## {name} ({time.strftime('%Y-%m-%d')})", "", *lines]).rstrip() + "\n"
+    print(body)
+    text = open(RESULTS).read() if os.path.exists(RESULTS) else "# Benchmark results\n"
+    pattern = re.compile(rf"^## {re.escape(name)} \(.*?(?=^## |\Z)", re.S | re.M)
+    if pattern.search(text):
+        text = pattern.sub(lambda _: body + "\n", text, count=1)
+    else:
+        text = text.rstrip() + "\n\n" + body
+    with open(RESULTS, "w") as f:
+        f.write(text.rstrip() + "\n")
