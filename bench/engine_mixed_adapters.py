@@ -9,7 +9,8 @@ Plan-Path prompt and n samples. Timed in an in-process engine (Engine.handle), a
             each row through base + its own adapter: PEFT adapter_names=[...]);
   separate: one `generate` op per policy, one after the other (adapters decode batches of n rows).
 Same seeds and no stop tokens: every row generates exactly --tokens tokens in both modes (checked).
-Then both modes again with max_new_tokens=1, to split the time into prompt prefill and decoding.
+Then both modes again with max_new_tokens=1, to split the time into prompt prefill and decoding, and
+the mixed call with n=1 too (the prefill of one copy of each prompt).
 Writes its section of bench/RESULTS.md.
 """
 
@@ -41,9 +42,9 @@ def main() -> None:
              "max_new_tokens": args.tokens, "stop": []} for i, (k, m) in enumerate(zip(keys, msgs))]
     lens = [len(eng.policies[k].backbone.render(m)) for k, m in zip(keys, msgs)]
 
-    def run(batches, max_new):
+    def run(batches, max_new, n=args.n):
         def fn():
-            results = [ec.call(eng, "generate", requests=[{**r, "max_new_tokens": max_new} for r in b])["results"]
+            results = [ec.call(eng, "generate", requests=[{**r, "max_new_tokens": max_new, "n": n} for r in b])["results"]
                        for b in batches]
             return sum(len(s["response_ids"]) for rs in results for x in rs for s in x["samples"])
         return fn
@@ -52,7 +53,9 @@ def main() -> None:
     times, tokens, discarded = ec.measure({"mixed": run([reqs], args.tokens),
                                            "separate": run([[r] for r in reqs], args.tokens)}, args.repeat)
     # The same with one new token: (nearly) only the prompt prefill, whose work batching does not reduce.
-    prefill, _, _ = ec.measure({"mixed": run([reqs], 1), "separate": run([[r] for r in reqs], 1)}, args.repeat)
+    # And with n=1: one copy of each prompt, i.e. the prefill cost if rows sharing a prompt shared its prefill.
+    prefill, _, _ = ec.measure({"mixed": run([reqs], 1), "separate": run([[r] for r in reqs], 1),
+                                "mixed n=1": run([reqs], 1, n=1)}, args.repeat)
     expected = args.adapters * args.n * args.tokens
     assert all(t == expected for k in tokens for t in tokens[k]), (tokens, expected)
 
@@ -82,7 +85,9 @@ def main() -> None:
         f"{ec.spread(prefill['mixed'])} s mixed and {ec.spread(prefill['separate'])} s separate (best / median / "
         f"worst); the remaining {args.tokens - 1} decoding steps take {med['mixed'] - ec.stats(prefill['mixed'])['median']:.2f} s "
         f"mixed vs {med['separate'] - ec.stats(prefill['separate'])['median']:.2f} s separate (medians): a decode speed-up "
-        f"of {(med['separate'] - ec.stats(prefill['separate'])['median']) / (med['mixed'] - ec.stats(prefill['mixed'])['median']):.2f}x.",
+        f"of {(med['separate'] - ec.stats(prefill['separate'])['median']) / (med['mixed'] - ec.stats(prefill['mixed'])['median']):.2f}x. "
+        f"The n rows of a request share their prompt, yet each row prefills it: the mixed call with n=1 and "
+        f"max_new_tokens=1 (one copy of each prompt) takes {ec.spread(prefill['mixed n=1'])} s.",
     ]
     ec.write_section("engine_mixed_adapters", lines)
 
