@@ -4,11 +4,13 @@
 //   2. keep this (run, iteration, policy), each sample id once; join tokens to scores by sample id
 //   3. group-relative advantages per (problem, turn, agent) group
 //   4. the engine steps the policy and saves a checkpoint (idempotent by policy version)
-//   5. only then move the consumer group's offsets
+//   5. publish which samples it consumed (SamplesConsumed, with their advantages)
+//   6. only then move the consumer group's offsets
 import { ApplicationFailure, heartbeat } from '@temporalio/activity';
 import type { Kafka } from 'kafkajs';
 import type { RunConfig } from '../configs/schema.js';
 import { groupAdvantages } from '../domain/atgrpo.js';
+import { envelopes, updateStream } from '../domain/events.js';
 import { readBatch } from '../infra/kafka/readBatch.js';
 import { TOPICS } from '../infra/settings.js';
 import type { UpdateResult } from '../services/engine/client.js';
@@ -95,7 +97,20 @@ export function createUpdateActivities(deps: PolicyWorkerDeps & { kafka: Kafka }
         micro_batch_tokens: input.update.micro_batch_tokens,
         checkpoint_root: checkpointRoot(policy, deps.dataDir),
       });
-      // The checkpoint is on disk: now the offsets may move past these records.
+      // The checkpoint is on disk: record what it consumed, then let the offsets move past these records.
+      // A retry after a crash here re-publishes the same event id, which the projector stores once.
+      const consumed = envelopes(updateStream(policy.runId, policy.spec.name, input.fromVersion), 0, [
+        {
+          type: 'SamplesConsumed',
+          runId: policy.runId,
+          iteration,
+          policy: policy.spec.name,
+          fromVersion: input.fromVersion,
+          toVersion: result.version,
+          advantages: Object.fromEntries(scored.map((s) => [s.sampleId, advantages.get(s.sampleId)!])),
+        },
+      ]);
+      await deps.producer.send(TOPICS.events, consumed.map((e) => ({ key: e.stream, value: JSON.stringify(e) })));
       await batch.commit();
       return {
         fromVersion: input.fromVersion,

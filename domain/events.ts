@@ -55,6 +55,17 @@ export type TandemEvent =
       replayed: boolean;
       metrics: Record<string, number>;
     }
+  | {
+      /** Published by the update itself (not the workflow): which samples one update consumed, with their advantages. */
+      type: 'SamplesConsumed';
+      runId: string;
+      iteration: number;
+      policy: string;
+      fromVersion: number;
+      toVersion: number;
+      /** Advantage of each consumed sample, by sample id. */
+      advantages: Record<string, number>;
+    }
   | { type: 'CheckpointSaved'; runId: string; iteration: number; policy: string; version: number; path: string }
   | {
       type: 'IterationFinished';
@@ -70,7 +81,7 @@ export type TandemEvent =
 export interface EventEnvelope {
   /** Deterministic id: a re-delivered or re-published event has the same id. */
   eventId: string;
-  /** `run:<runId>` or `episode:<episodeId>`. */
+  /** `run:<runId>`, `episode:<episodeId>` or `update:<runId>/<policy>/v<fromVersion>`. */
   stream: string;
   /** Position within the stream, from 0. */
   position: number;
@@ -79,6 +90,8 @@ export interface EventEnvelope {
 
 export const runStream = (runId: string) => `run:${runId}`;
 export const episodeStream = (episodeId: string) => `episode:${episodeId}`;
+/** One stream per update (a policy's step from one version): written once, by the update activity. */
+export const updateStream = (runId: string, policy: string, fromVersion: number) => `update:${runId}/${policy}/v${fromVersion}`;
 
 /** Builds envelopes for one stream, numbering positions from `start`. */
 export function envelopes(stream: string, start: number, events: TandemEvent[]): EventEnvelope[] {

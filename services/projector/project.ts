@@ -76,6 +76,8 @@ export async function project(tx: Tx, e: TandemEvent, at: Date): Promise<void> {
         .set({ iterationsDone: sql`GREATEST(${runs.iterationsDone}, ${e.iteration + 1})` })
         .where(eq(runs.runId, e.runId));
       return;
+    case 'SamplesConsumed':
+      return; // stored in the event table; no read model yet
     case 'RunFinished':
       await tx.update(runs).set({ status: 'completed', finishedAt: at }).where(eq(runs.runId, e.runId));
       return;
