@@ -1,6 +1,7 @@
 // Domain events: what happened in a run, as a discriminated union on `type`.
 // They travel through the Kafka events topic and are stored, append-only, by the projector.
 // Pure module: workflows import it to build events deterministically.
+import type { ChatMessage } from '../envs/types.js';
 
 export interface SampleScore {
   sampleId: string;
@@ -11,6 +12,11 @@ export interface SampleScore {
   /** local + alpha * global: what the advantage is computed from. */
   reward: number;
   outcome: string;
+  /** Audit content (absent on events recorded before it existed): the candidate's response text. */
+  text?: string;
+  /** Whether the episode would end (`done`) and be solved (`solved`) had it continued from this candidate. */
+  done?: boolean;
+  solved?: boolean;
 }
 
 /** One group's scores: events of type TurnGroupScored. */
@@ -32,6 +38,12 @@ export type TandemEvent =
       samples: SampleScore[];
       /** The candidate the episode continued from. */
       chosen: number;
+      /** Audit content (absent on events recorded before it existed): the env state the K candidates acted from (the observation), */
+      state?: unknown;
+      /** what the agents before this one handed over in the same turn, */
+      handoff?: unknown;
+      /** and the messages the agent was shown (the same for all K candidates). */
+      prompt?: ChatMessage[];
     }
   | {
       type: 'EpisodeFinished';
@@ -42,6 +54,8 @@ export type TandemEvent =
       turns: number;
       /** Mean reward of the chosen candidates, per agent. */
       rewardByAgent: Record<string, number>;
+      /** Audit content: the env state after the last chosen candidate (absent on older events). */
+      finalState?: unknown;
     }
   | {
       type: 'UpdateApplied';
@@ -63,8 +77,8 @@ export type TandemEvent =
       policy: string;
       fromVersion: number;
       toVersion: number;
-      /** Advantage of each consumed sample, by sample id. */
-      advantages: Record<string, number>;
+      /** Advantage of each consumed sample, by sample id; null when its zero-variance group was dropped. */
+      advantages: Record<string, number | null>;
     }
   | { type: 'CheckpointSaved'; runId: string; iteration: number; policy: string; version: number; path: string }
   | {

@@ -10,7 +10,7 @@ import type { CpuActivities, PolicyActivities } from '../activities/index.js';
 import type { TrajectoryRecord } from '../activities/records.js';
 import { policiesOf, policyOfAgent } from '../configs/policies.js';
 import { agentByName, type RunConfig } from '../configs/schema.js';
-import { chooseCandidate, groupKey } from '../domain/atgrpo.js';
+import { chooseCandidate, groupKey, trajectoryGroupKey } from '../domain/atgrpo.js';
 import { envelopes, episodeStream, type TandemEvent } from '../domain/events.js';
 import { envOf } from '../envs/index.js';
 import { policyRef } from './policyRef.js';
@@ -20,6 +20,8 @@ export interface EpisodeInput {
   iteration: number;
   episodeId: string;
   problemSeed: number;
+  /** Candidates sampled at every (turn, agent): K under at_grpo, 1 under grpo (see planIteration). */
+  candidates: number;
   config: RunConfig;
   /** The version of each policy this iteration samples from. */
   versions: Record<string, number>;
@@ -77,7 +79,7 @@ export async function episode(input: EpisodeInput): Promise<EpisodeSummary> {
       const spec = policyOfAgent(policies, agentName);
       const policy = policyRef(runId, spec, cfg);
       const policyVersion = input.versions[spec.name] ?? 0; // scripted players have no versions
-      const k = cfg.training.train_sample_num;
+      const k = input.candidates;
       const candidates: CandidateText[] =
         spec.kind === 'scripted'
           ? await cpu.scriptedTurn({ env: cfg.env, agent: agentName, episodeId, turn, k, state, handoff })
@@ -97,7 +99,8 @@ export async function episode(input: EpisodeInput): Promise<EpisodeSummary> {
       // Every candidate is scored from the same state: the group's only difference is the action.
       const scored: ScoredCandidate[] = await scoring.scoreCandidates({ env: cfg.env, agent: agentName, state, texts: candidates.map((c) => c.text), alpha: cfg.alpha });
       const chosen = chooseCandidate(scored.map((s) => s.reward), cfg.rollout.if_greedy);
-      const key = groupKey(problemSeed, turn, agentName);
+      const atGrpo = cfg.algorithm === 'at_grpo';
+      const key = atGrpo ? groupKey(problemSeed, turn, agentName) : trajectoryGroupKey(problemSeed, agentName);
       samples.push(
         ...candidates.map((c, i) => ({
           sampleId: c.sampleId,
@@ -110,6 +113,9 @@ export async function episode(input: EpisodeInput): Promise<EpisodeSummary> {
           policy: spec.name,
           policyVersion,
           groupKey: key,
+          // grpo: the whole trajectory is one group member; its score (the return) is set at the end.
+          member: atGrpo ? c.sampleId : episodeId,
+          score: scored[i].reward,
           candidate: i,
           local: scored[i].local,
           global: scored[i].global,
@@ -135,7 +141,14 @@ export async function episode(input: EpisodeInput): Promise<EpisodeSummary> {
           global: scored[i].global,
           reward: scored[i].reward,
           outcome: scored[i].outcome,
+          text: c.text,
+          done: scored[i].done,
+          solved: scored[i].solved,
         })),
+        // Audit content: what the agent acted from and was shown (the prompt is rebuilt: pure and deterministic).
+        state,
+        handoff,
+        prompt: env.prompt(agentName, { state, turn, handoff }),
       });
       (chosenRewards[agentName] ??= []).push(scored[chosen].reward);
       // Continue from the chosen candidate: its state, and what it hands to the next agent.
@@ -149,8 +162,13 @@ export async function episode(input: EpisodeInput): Promise<EpisodeSummary> {
     }
   }
 
+  if (cfg.algorithm === 'grpo') {
+    // Plain GRPO scores every turn of an agent by its trajectory return: the sum of its rewards.
+    const returns = Object.fromEntries(Object.entries(chosenRewards).map(([a, rs]) => [a, rs.reduce((x, y) => x + y, 0)]));
+    for (const s of samples) s.score = returns[s.agent];
+  }
   const rewardByAgent = Object.fromEntries(Object.entries(chosenRewards).map(([a, rs]) => [a, mean(rs)]));
-  events.push({ type: 'EpisodeFinished', runId, iteration, episodeId, success, turns, rewardByAgent });
+  events.push({ type: 'EpisodeFinished', runId, iteration, episodeId, success, turns, rewardByAgent, finalState: state });
   await cpu.publishEpisode({ samples, events: envelopes(stream, 1, events) });
 
   const samplesByPolicy: Record<string, number> = {};

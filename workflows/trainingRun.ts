@@ -1,10 +1,11 @@
-// A training run: validate the config, then for each iteration run train_batch_size episodes as
-// child workflows (at most episode_window at once), then one update per trainable policy on
+// A training run: validate the config, then for each iteration run its planned episodes
+// (planIteration: one per problem under at_grpo, K per problem under grpo) as child workflows (at most episode_window at once), then one update per trainable policy on
 // that policy's worker. Continues as new when Temporal suggests it, carrying only RunState.
 import { ApplicationFailure, continueAsNew, executeChild, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { CpuActivities } from '../activities/index.js';
 import { policiesOf, trainable } from '../configs/policies.js';
 import { formatIssues, parseRunConfig } from '../configs/schema.js';
+import { planIteration } from '../domain/atgrpo.js';
 import { envelopes, runStream, type TandemEvent } from '../domain/events.js';
 import { episode, mean, policyActivities, type EpisodeSummary } from './episode.js';
 import { progressQuery, type IterationSummary, type RunProgress } from './messages.js';
@@ -43,6 +44,7 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
   const policies = trainable(policiesOf(cfg));
   const total = cfg.training.total_training_steps;
   const batch = cfg.training.train_batch_size;
+  const plan = (it: number) => planIteration(cfg.algorithm, cfg.training.seed, it, batch, cfg.training.train_sample_num);
   const ref = (spec: (typeof policies)[number]) => policyRef(runId, spec, cfg);
 
   const state: RunState = carried ?? { iteration: 0, versions: {}, eventPosition: 0, updatesApplied: 0, lastCheckpoint: null, recent: [] };
@@ -52,7 +54,7 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
     iteration: state.iteration,
     totalIterations: total,
     episodesDone: 0,
-    episodesPerIteration: batch,
+    episodesPerIteration: plan(0).length,
     versions: state.versions,
     updatesApplied: state.updatesApplied,
     lastCheckpoint: state.lastCheckpoint,
@@ -76,7 +78,9 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
     progress.iteration = it;
     progress.episodesDone = 0;
     progress.status = 'running';
-    const summaries = await inWindow(batch, cfg.rollout.episode_window, async (j) => {
+    const planned = plan(it);
+    const summaries = await inWindow(planned.length, cfg.rollout.episode_window, async (j) => {
+      const { problemSeed, candidates } = planned[j];
       const summary = await executeChild(episode, {
         workflowId: `${runId}/it${it}/ep${j}`,
         args: [
@@ -84,7 +88,8 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
             runId,
             iteration: it,
             episodeId: `${runId}/it${it}/ep${j}`,
-            problemSeed: cfg.training.seed + it * batch + j,
+            problemSeed,
+            candidates,
             config: cfg,
             versions: { ...state.versions },
           },
