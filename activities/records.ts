@@ -26,6 +26,10 @@ export interface TrajectoryRecord {
   policy: string;
   policyVersion: number;
   groupKey: string;
+  /** The group member this sample belongs to: itself (at_grpo) or its episode (grpo). */
+  member: string;
+  /** What its advantage is computed from: the turn reward (at_grpo) or the agent's trajectory return (grpo). */
+  score: number;
   candidate: number;
   local: number;
   global: number;

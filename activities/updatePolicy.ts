@@ -74,11 +74,13 @@ export function createUpdateActivities(deps: PolicyWorkerDeps & { kafka: Kafka }
       }
 
       const scored = [...scores.values()];
-      const advantages = groupAdvantages(scored, input.update.norm_adv_by_std);
+      const advantages = groupAdvantages(scored, { normByStd: input.update.norm_adv_by_std, zeroVariance: input.update.zero_variance_groups });
+      // Samples of dropped (zero-variance) groups are consumed by this update but not trained on.
+      const trained = scored.filter((s) => advantages.has(s.sampleId));
       const result = await deps.engine.request<UpdateResult>('update', {
         policy: engineKey(policy),
         from_version: input.fromVersion,
-        samples: scored.map((s) => {
+        samples: trained.map((s) => {
           const t = tokens.get(s.sampleId)!;
           return {
             sample_id: s.sampleId,
@@ -107,7 +109,8 @@ export function createUpdateActivities(deps: PolicyWorkerDeps & { kafka: Kafka }
           policy: policy.spec.name,
           fromVersion: input.fromVersion,
           toVersion: result.version,
-          advantages: Object.fromEntries(scored.map((s) => [s.sampleId, advantages.get(s.sampleId)!])),
+          // null: the sample's group had zero variance and was dropped.
+          advantages: Object.fromEntries(scored.map((s) => [s.sampleId, advantages.get(s.sampleId) ?? null])),
         },
       ]);
       await deps.producer.send(TOPICS.events, consumed.map((e) => ({ key: e.stream, value: JSON.stringify(e) })));
@@ -115,8 +118,8 @@ export function createUpdateActivities(deps: PolicyWorkerDeps & { kafka: Kafka }
       return {
         fromVersion: input.fromVersion,
         toVersion: result.version,
-        samples: scored.length,
-        groups: new Set(scored.map((s) => s.groupKey)).size,
+        samples: trained.length,
+        groups: new Set(trained.map((s) => s.groupKey)).size,
         replayed: result.replayed,
         checkpoint: result.checkpoint,
         // Metrics the engine did not compute this time (null) are left out.

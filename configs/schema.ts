@@ -191,9 +191,9 @@ export const runConfigSchema = z
     training: trainingSchema,
 
     // ---- Tandem's own keys ----
-    // at_grpo: groups per (problem, turn, agent). (Plain trajectory-level GRPO, the paper's
-    // baseline, is not implemented yet.)
-    algorithm: z.enum(['at_grpo']).default('at_grpo'),
+    // at_grpo: K candidates per (turn, agent), grouped per (problem, turn, agent).
+    // grpo: plain GRPO, the paper's baseline: K trajectories per problem, grouped per (problem, agent).
+    algorithm: z.enum(['at_grpo', 'grpo']).default('at_grpo'),
     // Mixed reward: reward = local + alpha * global.
     alpha: z.number().min(0).default(1.0),
     // Where the run keeps its checkpoints (<data_dir>/runs/<run id>/checkpoints); relative
@@ -230,6 +230,9 @@ export const runConfigSchema = z
         micro_batch_tokens: z.number().int().min(1).default(4096),
         // Advantage = (r - mean) / (std + eps) ("std") or r - mean ("none").
         norm_adv_by_std: z.boolean().default(true),
+        // Groups whose scores are all equal (no signal): kept with advantage 0 (they still count
+        // in the token-mean denominator, as in the reference), or dropped from the update.
+        zero_variance_groups: z.enum(['keep', 'drop']).default('keep'),
       })
       .prefault({}),
   })

@@ -1,5 +1,14 @@
-// AT-GRPO's numeric core: which candidate an episode continues from, and group-relative
-// advantages. Pure functions, shared by workflows (selection) and the update activity.
+// The algorithms' numeric core: which episodes an iteration runs, which candidate an episode
+// continues from, and group-relative advantages. Pure functions, shared by workflows (planning,
+// selection) and the update activity (advantages).
+//
+//   at_grpo  AT-GRPO: at every (turn, agent) K candidates from the same state form one group,
+//            keyed (problem, turn, agent); each candidate is scored by its own turn reward.
+//   grpo     plain GRPO, the paper's baseline: K independent trajectories per problem (one
+//            sample per turn); the K trajectories form one group per (problem, agent), and every
+//            turn of a trajectory gets that trajectory's advantage.
+
+export type Algorithm = 'at_grpo' | 'grpo';
 
 /**
  * Group key of AT-GRPO: the K candidates sampled at one (problem, turn, agent) from the same
@@ -10,6 +19,30 @@ export function groupKey(problemSeed: number, turn: number, agent: string): stri
   return `p${problemSeed}/t${turn}/${agent}`;
 }
 
+/** Group key of plain GRPO: the K trajectories of one problem, per agent. */
+export function trajectoryGroupKey(problemSeed: number, agent: string): string {
+  return `p${problemSeed}/${agent}`;
+}
+
+export interface PlannedEpisode {
+  /** Index within the iteration: the episode's id is `<run>/it<i>/ep<index>`. */
+  index: number;
+  problemSeed: number;
+  /** Candidates sampled at every (turn, agent). */
+  candidates: number;
+}
+
+/**
+ * The episodes of one training iteration. at_grpo: one episode per problem, K candidates per
+ * turn. grpo: K episodes per problem (consecutive indices), one candidate per turn. Problem
+ * seeds count up from `seed` across iterations, so no problem is seen twice.
+ */
+export function planIteration(algorithm: Algorithm, seed: number, iteration: number, problems: number, k: number): PlannedEpisode[] {
+  const first = seed + iteration * problems;
+  if (algorithm === 'at_grpo') return Array.from({ length: problems }, (_, j) => ({ index: j, problemSeed: first + j, candidates: k }));
+  return Array.from({ length: problems * k }, (_, j) => ({ index: j, problemSeed: first + Math.floor(j / k), candidates: 1 }));
+}
+
 /** Greedy continuation: the argmax of the rewards, the first on ties; candidate 0 when not greedy. */
 export function chooseCandidate(rewards: number[], greedy: boolean): number {
   if (!greedy) return 0;
@@ -18,19 +51,35 @@ export function chooseCandidate(rewards: number[], greedy: boolean): number {
   return best;
 }
 
-export interface ScoredSample {
+/** What an advantage is computed from, per sample. */
+export interface AdvantageInput {
   sampleId: string;
   groupKey: string;
-  reward: number;
+  /**
+   * The group member the sample belongs to: the sample itself under at_grpo, its trajectory
+   * (episode) under grpo. Group statistics count each member once, whatever its sample count.
+   */
+  member: string;
+  /** The member's score: the turn reward (at_grpo) or the agent's trajectory return (grpo). */
+  score: number;
 }
 
+/** What becomes of a group whose scores are all equal (zero variance: no signal). */
+export type ZeroVarianceGroups = 'keep' | 'drop';
+
 /**
- * GRPO advantage within each group: A_i = (r_i - mean(r)) / (std(r) + eps), or r_i - mean(r)
- * without the std normalisation. A group whose rewards are all equal carries no signal: every
- * advantage in it is 0. The std is the population std (divide by K), as in the reference.
+ * GRPO advantage within each group: A = (s - mean(s)) / (std(s) + eps), or s - mean(s)
+ * without the std normalisation; std is the population std (divide by the member count), as
+ * in the reference. A group whose scores are all equal carries no signal: with 'keep' its
+ * samples stay in the batch with advantage 0 (they still count in token-mean denominators);
+ * with 'drop' they are left out of the returned map, so the update never sees them.
  */
-export function groupAdvantages(samples: ScoredSample[], normByStd: boolean, eps = 1e-6): Map<string, number> {
-  const groups = new Map<string, ScoredSample[]>();
+export function groupAdvantages(
+  samples: AdvantageInput[],
+  opts: { normByStd: boolean; zeroVariance: ZeroVarianceGroups },
+  eps = 1e-6,
+): Map<string, number> {
+  const groups = new Map<string, AdvantageInput[]>();
   for (const s of samples) {
     const g = groups.get(s.groupKey);
     if (g) g.push(s);
@@ -38,11 +87,13 @@ export function groupAdvantages(samples: ScoredSample[], normByStd: boolean, eps
   }
   const advantages = new Map<string, number>();
   for (const members of groups.values()) {
-    const mean = members.reduce((a, s) => a + s.reward, 0) / members.length;
-    const std = Math.sqrt(members.reduce((a, s) => a + (s.reward - mean) ** 2, 0) / members.length);
+    const scores = [...new Map(members.map((s) => [s.member, s.score])).values()];
+    const mean = scores.reduce((a, x) => a + x, 0) / scores.length;
+    const std = Math.sqrt(scores.reduce((a, x) => a + (x - mean) ** 2, 0) / scores.length);
+    if (std < eps && opts.zeroVariance === 'drop') continue;
     for (const s of members) {
-      const centred = s.reward - mean;
-      advantages.set(s.sampleId, std < eps ? 0 : normByStd ? centred / (std + eps) : centred);
+      const centred = s.score - mean;
+      advantages.set(s.sampleId, std < eps ? 0 : opts.normByStd ? centred / (std + eps) : centred);
     }
   }
   return advantages;

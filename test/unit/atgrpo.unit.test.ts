@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { chooseCandidate, groupAdvantages, groupKey } from '../../domain/atgrpo.js';
+import { chooseCandidate, groupAdvantages, groupKey, planIteration, trajectoryGroupKey, type AdvantageInput } from '../../domain/atgrpo.js';
+
+// One member per sample: the at_grpo case.
+const at = (sampleId: string, groupKey: string, score: number): AdvantageInput => ({ sampleId, groupKey, member: sampleId, score });
+const keep = { normByStd: true, zeroVariance: 'keep' } as const;
 
 test('group keys separate problems, turns and agents', () => {
   const keys = new Set([groupKey(1, 0, 'a'), groupKey(2, 0, 'a'), groupKey(1, 1, 'a'), groupKey(1, 0, 'b')]);
@@ -10,13 +14,13 @@ test('group keys separate problems, turns and agents', () => {
 test('advantages are normalised within each group only (hand-computed)', () => {
   const adv = groupAdvantages(
     [
-      { sampleId: 'a1', groupKey: 'g1', reward: 1 },
-      { sampleId: 'a2', groupKey: 'g1', reward: 3 },
-      { sampleId: 'b1', groupKey: 'g2', reward: 10 },
-      { sampleId: 'b2', groupKey: 'g2', reward: 20 },
-      { sampleId: 'b3', groupKey: 'g2', reward: 30 },
+      at('a1', 'g1', 1),
+      at('a2', 'g1', 3),
+      at('b1', 'g2', 10),
+      at('b2', 'g2', 20),
+      at('b3', 'g2', 30),
     ],
-    true,
+    keep,
   );
   // g1: mean 2, population std 1 -> -1, +1
   assert.ok(Math.abs(adv.get('a1')! + 1) < 1e-5);
@@ -30,10 +34,10 @@ test('advantages are normalised within each group only (hand-computed)', () => {
 test('a group with equal rewards carries no signal', () => {
   const adv = groupAdvantages(
     [
-      { sampleId: 'x', groupKey: 'g', reward: -2 },
-      { sampleId: 'y', groupKey: 'g', reward: -2 },
+      at('x', 'g', -2),
+      at('y', 'g', -2),
     ],
-    true,
+    keep,
   );
   assert.deepEqual([adv.get('x'), adv.get('y')], [0, 0]);
 });
@@ -41,10 +45,10 @@ test('a group with equal rewards carries no signal', () => {
 test('without std normalisation the advantage is the centred reward', () => {
   const adv = groupAdvantages(
     [
-      { sampleId: 'x', groupKey: 'g', reward: 0 },
-      { sampleId: 'y', groupKey: 'g', reward: 4 },
+      at('x', 'g', 0),
+      at('y', 'g', 4),
     ],
-    false,
+    { normByStd: false, zeroVariance: 'keep' },
   );
   assert.deepEqual([adv.get('x'), adv.get('y')], [-2, 2]);
 });
@@ -53,4 +57,42 @@ test('greedy continuation takes the first best candidate; non-greedy takes candi
   assert.equal(chooseCandidate([0, 2, 2, 1], true), 1);
   assert.equal(chooseCandidate([0, 2, 2, 1], false), 0);
   assert.equal(chooseCandidate([-1], true), 0);
+});
+
+test('drop: a zero-variance group is left out of the update; the others are untouched', () => {
+  const adv = groupAdvantages([at('x', 'flat', 1), at('y', 'flat', 1), at('a', 'g', 0), at('b', 'g', 2)], { normByStd: true, zeroVariance: 'drop' });
+  assert.deepEqual([...adv.keys()].sort(), ['a', 'b']);
+  assert.ok(Math.abs(adv.get('a')! + 1) < 1e-5 && Math.abs(adv.get('b')! - 1) < 1e-5);
+});
+
+test('grpo: group statistics count each trajectory once, and every turn of a trajectory shares its advantage', () => {
+  // Problem 7, agent a: trajectory e1 (return 3) has three turns, e2 (return 1) has one.
+  // Per trajectory: mean 2, std 1 -> +1 and -1. Counting samples instead would give mean 2.5.
+  const g = trajectoryGroupKey(7, 'a');
+  const adv = groupAdvantages(
+    [
+      { sampleId: 'e1/t0', groupKey: g, member: 'e1', score: 3 },
+      { sampleId: 'e1/t1', groupKey: g, member: 'e1', score: 3 },
+      { sampleId: 'e1/t2', groupKey: g, member: 'e1', score: 3 },
+      { sampleId: 'e2/t0', groupKey: g, member: 'e2', score: 1 },
+    ],
+    keep,
+  );
+  for (const id of ['e1/t0', 'e1/t1', 'e1/t2']) assert.ok(Math.abs(adv.get(id)! - 1) < 1e-5, id);
+  assert.ok(Math.abs(adv.get('e2/t0')! + 1) < 1e-5);
+});
+
+test('planIteration: at_grpo runs one episode per problem with K candidates; grpo K single-sample episodes per problem', () => {
+  assert.deepEqual(planIteration('at_grpo', 100, 2, 3, 4), [
+    { index: 0, problemSeed: 106, candidates: 4 },
+    { index: 1, problemSeed: 107, candidates: 4 },
+    { index: 2, problemSeed: 108, candidates: 4 },
+  ]);
+  const grpo = planIteration('grpo', 100, 2, 3, 4);
+  assert.equal(grpo.length, 12);
+  assert.deepEqual(grpo.map((e) => e.problemSeed), [106, 106, 106, 106, 107, 107, 107, 107, 108, 108, 108, 108]);
+  assert.ok(grpo.every((e) => e.candidates === 1));
+  // Consecutive iterations never revisit a problem.
+  const seen = [0, 1, 2].flatMap((it) => planIteration('at_grpo', 0, it, 3, 4).map((e) => e.problemSeed));
+  assert.equal(new Set(seen).size, seen.length);
 });
