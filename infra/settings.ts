@@ -39,6 +39,9 @@ export function stackSettings() {
     policyDevice: process.env.TANDEM_POLICY_DEVICE ?? 'cpu',
     /** Models the policy worker checks at start (comma-separated paths). */
     policyModels: (process.env.TANDEM_POLICY_MODELS ?? '.tools/models/tandem-tiny').split(',').filter(Boolean),
+    /** Each worker's Prometheus endpoint, http://127.0.0.1:<port>/metrics. */
+    cpuWorkerMetricsPort: port('TANDEM_CPU_WORKER_METRICS_PORT', 9464),
+    policyWorkerMetricsPort: port('TANDEM_POLICY_WORKER_METRICS_PORT', 9465),
   };
 }
 

@@ -33,8 +33,9 @@ interface Service {
 }
 
 function services(s: StackSettings): Service[] {
-  const tsService = (name: string, script: string, args: string[] = []): Service => ({
+  const tsService = (name: string, script: string, args: string[] = [], port?: number): Service => ({
     name,
+    port,
     marker: script,
     launch: () => ({ cmd: process.execPath, args: ['--import', 'tsx', projectPath(script), ...args] }),
     ready: async (logFrom) => readLog(s, name, logFrom).includes(READY_LINE),
@@ -44,12 +45,12 @@ function services(s: StackSettings): Service[] {
     kafkaService(s),
     temporalService(s),
     tsService('projector', 'services/projector.ts'),
-    tsService('cpu-worker', 'services/cpu-worker.ts'),
+    tsService('cpu-worker', 'services/cpu-worker.ts', [], s.cpuWorkerMetricsPort),
     tsService('policy-worker', 'services/policy-worker.ts', [
       '--task-queue', s.policyQueue,
       '--device', s.policyDevice,
       ...s.policyModels.flatMap((m) => ['--model', m]),
-    ]),
+    ], s.policyWorkerMetricsPort),
   ];
 }
 

@@ -10,3 +10,5 @@ export TANDEM_KAFKA_PORT=$((19092 + offset))
 export TANDEM_KAFKA_CONTROLLER_PORT=$((19093 + offset))
 export TANDEM_PG_PORT=$((15433 + offset))
 export TANDEM_DATABASE_URL="postgres://tandem@127.0.0.1:${TANDEM_PG_PORT}/tandem"
+export TANDEM_CPU_WORKER_METRICS_PORT=$((19464 + offset))
+export TANDEM_POLICY_WORKER_METRICS_PORT=$((19465 + offset))

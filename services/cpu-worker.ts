@@ -1,13 +1,17 @@
 // The CPU worker: runs the workflows (trainingRun, episode) and the CPU activities (env reset,
-// candidate scoring, publishing) on task queue `tandem-cpu`.
+// candidate scoring, publishing) on task queue `tandem-cpu`. Its Prometheus metrics are served at
+// http://127.0.0.1:<TANDEM_CPU_WORKER_METRICS_PORT>/metrics.
 import { Worker } from '@temporalio/worker';
 import { createEnvActivities } from '../activities/env.js';
 import { createPublishActivities } from '../activities/publish.js';
 import { lazyProducer, makeKafka } from '../infra/kafka/client.js';
 import { CPU_QUEUE, projectPath, READY_LINE, stackSettings } from '../infra/settings.js';
-import { connectTemporal } from './worker-common.js';
+import { instrumentActivities } from './metrics/activities.js';
+import { createWorkerMetrics } from './metrics/workerMetrics.js';
+import { connectTemporal, startMetricsEndpoint } from './worker-common.js';
 
 const s = stackSettings();
+const metrics = createWorkerMetrics('cpu-worker');
 const producer = lazyProducer(makeKafka(s.kafkaBrokers, 'tandem-cpu-worker'));
 const worker = await Worker.create({
   connection: await connectTemporal(),
@@ -21,9 +25,11 @@ const worker = await Worker.create({
       return config;
     },
   },
-  activities: { ...createEnvActivities(), ...createPublishActivities(producer) },
+  activities: instrumentActivities({ ...createEnvActivities(), ...createPublishActivities(producer) }, metrics),
   maxConcurrentActivityTaskExecutions: 4,
 });
+const metricsServer = await startMetricsEndpoint(s.cpuWorkerMetricsPort, metrics.registry);
 console.log(`${READY_LINE} cpu-worker on task queue ${CPU_QUEUE}`);
 await worker.run();
 await producer.close();
+metricsServer.close();

@@ -1,6 +1,9 @@
-// What Tandem's worker processes share: the Temporal connection, and a clean shutdown.
+// What Tandem's worker processes share: the Temporal connection, options, the metrics endpoint.
+import type { Server } from 'node:http';
 import { NativeConnection } from '@temporalio/worker';
+import type { Registry } from 'prom-client';
 import { stackSettings } from '../infra/settings.js';
+import { serveMetrics } from './metrics/server.js';
 
 export async function connectTemporal(): Promise<NativeConnection> {
   return NativeConnection.connect({ address: stackSettings().temporalAddress });
@@ -14,4 +17,19 @@ export function options(argv: string[], name: string): string[] {
 /** The last value of `--name value`, or the fallback. */
 export function option(argv: string[], name: string, fallback: string): string {
   return options(argv, name).pop() ?? fallback;
+}
+
+/** `--name PORT` as a TCP port, or the fallback; a bad value stops the worker naming the option. */
+export function portOption(argv: string[], name: string, fallback: number): number {
+  const value = option(argv, name, String(fallback));
+  const port = Number(value);
+  if (!Number.isInteger(port) || port <= 0 || port > 65535) throw new Error(`--${name} ${value} is not a TCP port`);
+  return port;
+}
+
+/** Serves the worker's metrics; a port already in use stops the worker with the port in the error. */
+export async function startMetricsEndpoint(port: number, registry: Registry): Promise<Server> {
+  const server = await serveMetrics(port, registry);
+  console.log(`metrics at http://127.0.0.1:${port}/metrics`);
+  return server;
 }

@@ -8,6 +8,16 @@ export interface BatcherOptions {
   windowMs: number;
   /** Flush early once the queued requests may generate this many tokens (n * max_new_tokens). */
   maxTokens: number;
+  /** Told about every batch the engine answered (the worker's metrics count them). */
+  onBatch?: (batch: BatchStats) => void;
+}
+
+/** One answered engine batch: its requests, samples (sum of n), generated tokens and engine time. */
+export interface BatchStats {
+  requests: number;
+  samples: number;
+  generatedTokens: number;
+  seconds: number;
 }
 
 interface Queued {
@@ -20,8 +30,19 @@ export class GenerateBatcher {
   private queue: Queued[] = [];
   private tokens = 0;
   private timer?: NodeJS.Timeout;
+  private sent = 0;
 
   constructor(private readonly engine: EngineClient, private readonly opts: BatcherOptions) {}
+
+  /** Requests queued for the next batch, not yet sent to the engine. */
+  get waiting(): number {
+    return this.queue.length;
+  }
+
+  /** Requests sent to the engine whose batch has not been answered yet. */
+  get inFlight(): number {
+    return this.sent;
+  }
 
   generate(request: GenerateRequest): Promise<GenerateResult> {
     return new Promise((resolve, reject) => {
@@ -39,9 +60,23 @@ export class GenerateBatcher {
     this.queue = [];
     this.tokens = 0;
     if (batch.length === 0) return;
+    this.sent += batch.length;
+    const started = performance.now();
     this.engine.request<{ results: GenerateResult[] }>('generate', { requests: batch.map((q) => q.request) }).then(
-      ({ results }) => batch.forEach((q, i) => q.resolve(results[i])),
-      (err: Error) => batch.forEach((q) => q.reject(err)),
+      ({ results }) => {
+        this.sent -= batch.length;
+        this.opts.onBatch?.({
+          requests: batch.length,
+          samples: results.reduce((n, r) => n + r.samples.length, 0),
+          generatedTokens: results.reduce((n, r) => n + r.samples.reduce((m, c) => m + c.response_ids.length, 0), 0),
+          seconds: (performance.now() - started) / 1000,
+        });
+        batch.forEach((q, i) => q.resolve(results[i]));
+      },
+      (err: Error) => {
+        this.sent -= batch.length;
+        batch.forEach((q) => q.reject(err));
+      },
     );
   }
 }
