@@ -8,6 +8,7 @@ import { lazyProducer, makeKafka } from '../infra/kafka/client.js';
 import { CPU_QUEUE, projectPath, READY_LINE, stackSettings } from '../infra/settings.js';
 import { instrumentActivities } from './metrics/activities.js';
 import { createWorkerMetrics } from './metrics/workerMetrics.js';
+import { heartbeatWhileRunning } from './heartbeat.js';
 import { connectTemporal, startMetricsEndpoint } from './worker-common.js';
 
 const s = stackSettings();
@@ -25,6 +26,7 @@ const worker = await Worker.create({
       return config;
     },
   },
+  interceptors: { activity: [heartbeatWhileRunning] },
   activities: instrumentActivities({ ...createEnvActivities(), ...createPublishActivities(producer) }, metrics),
   maxConcurrentActivityTaskExecutions: 4,
 });

@@ -15,6 +15,7 @@ import { GenerateBatcher } from './engine/batcher.js';
 import { instrumentActivities } from './metrics/activities.js';
 import { MeteredEngineClient, observeBatcherQueue, recordBatch } from './metrics/engine.js';
 import { createEngineMetrics, createWorkerMetrics } from './metrics/workerMetrics.js';
+import { heartbeatWhileRunning } from './heartbeat.js';
 import { connectTemporal, option, options, portOption, startMetricsEndpoint } from './worker-common.js';
 
 const s = stackSettings();
@@ -47,6 +48,7 @@ const worker = await Worker.create({
   connection: await connectTemporal(),
   namespace: s.namespace,
   taskQueue,
+  interceptors: { activity: [heartbeatWhileRunning] },
   activities: instrumentActivities({ ...createAgentTurnActivities(deps), ...createUpdateActivities({ ...deps, kafka }) }, metrics),
   maxConcurrentActivityTaskExecutions: 16,
 });

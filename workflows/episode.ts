@@ -36,14 +36,18 @@ export interface EpisodeSummary {
   samplesByPolicy: Record<string, number>;
 }
 
+// Every activity heartbeats while it runs (services/heartbeat.ts): a dead worker's attempt
+// times out after heartbeatTimeout and is retried, whatever its start-to-close timeout.
 const cpu = proxyActivities<CpuActivities>({
   startToCloseTimeout: '2 minutes',
+  heartbeatTimeout: '30 seconds',
   retry: { maximumInterval: '30 seconds', maximumAttempts: 20 },
 });
 
 // Scoring runs the candidates' programs, which may queue for the worker's sandbox slots.
 const scoring = proxyActivities<CpuActivities>({
   startToCloseTimeout: '15 minutes',
+  heartbeatTimeout: '30 seconds',
   retry: { maximumInterval: '30 seconds', maximumAttempts: 20 },
 });
 
@@ -51,6 +55,7 @@ export function policyActivities(taskQueue: string) {
   return proxyActivities<PolicyActivities>({
     taskQueue,
     startToCloseTimeout: '30 minutes',
+    heartbeatTimeout: '30 seconds',
     retry: { maximumInterval: '30 seconds', maximumAttempts: 20 },
   });
 }

@@ -31,6 +31,7 @@ const RECENT_ITERATIONS = 20;
 
 const cpu = proxyActivities<CpuActivities>({
   startToCloseTimeout: '2 minutes',
+  heartbeatTimeout: '30 seconds',
   retry: { maximumInterval: '30 seconds', maximumAttempts: 20 },
 });
 
