@@ -23,6 +23,8 @@ export interface AgentTurnInput {
   sampling: SamplingConfig;
   maxNewTokens: number;
   seed: number;
+  /** Publish the token-level records for an update (false for evaluation turns). */
+  record: boolean;
 }
 
 export interface CandidateText {
@@ -106,8 +108,10 @@ export function createAgentTurnActivities(deps: PolicyWorkerDeps) {
         logprobs: c.logprobs,
         finishReason: c.finish_reason,
       }));
-      const key = policyKey(policy.runId, policy.spec.name);
-      await deps.producer.send(TOPICS.rollouts, records.map((r) => ({ key, value: JSON.stringify(r) })));
+      if (input.record) {
+        const key = policyKey(policy.runId, policy.spec.name);
+        await deps.producer.send(TOPICS.rollouts, records.map((r) => ({ key, value: JSON.stringify(r) })));
+      }
       return candidates.map(({ c, sampleId }) => ({
         sampleId,
         text: c.text,

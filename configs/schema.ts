@@ -99,6 +99,9 @@ const mathCommon = {
   templates: z.array(z.string().min(1)).min(1).optional(),
   // Problems {question, answer}; unset: the generator makes them.
   dataset: datasetSchema.optional(),
+  // Held-out problems for evaluation; unset: evaluation draws validation seeds from `dataset`
+  // (seed mod size), which are not held out.
+  val_dataset: datasetSchema.optional(),
 };
 
 const mathEnvSchema = z.strictObject({ name: z.literal('math'), ...mathCommon });
@@ -113,6 +116,14 @@ const codeEnvSchema = z.strictObject({
     .extend({
       format: z.enum(['auto', 'apps', 'codecontests', 'tandem']).default('auto'),
       // Hidden tests kept per problem, and their size cap (problems travel in workflow history).
+      max_tests: z.number().int().min(1).default(16),
+      max_test_chars: z.number().int().min(1).default(4096),
+    })
+    .optional(),
+  // Held-out problems for evaluation, in the same formats; unset: as for math.
+  val_dataset: datasetSchema
+    .extend({
+      format: z.enum(['auto', 'apps', 'codecontests', 'tandem']).default('auto'),
       max_tests: z.number().int().min(1).default(16),
       max_test_chars: z.number().int().min(1).default(4096),
     })
@@ -144,8 +155,12 @@ const trainingSchema = z
     total_training_steps: z.number().int().min(1).default(200),
     train_batch_size: z.number().int().min(1).default(32),
     train_sample_num: z.number().int().min(1).default(4),
+    // Evaluation: each held-out problem is played validate_sample_num times with val_llm_config,
+    // before training, every val_freq iterations and after the last (0: never during training).
     validate_sample_num: z.number().int().min(1).default(1),
     val_freq: z.number().int().min(0).default(10),
+    // Tandem: how many held-out problems an evaluation plays (validation seeds, envs/puzzle/seeds.ts).
+    val_problems: z.number().int().min(1).default(16),
     max_prompt_length: z.number().int().min(16).default(2048),
     max_response_length: z.number().int().min(1).default(256),
     lora_rank: z.number().int().min(0).optional(),

@@ -24,7 +24,15 @@ export type TurnGroupScoredEvent = Extract<TandemEvent, { type: 'TurnGroupScored
 
 export type TandemEvent =
   | { type: 'RunStarted'; runId: string; config: unknown; totalIterations: number }
-  | { type: 'EpisodeStarted'; runId: string; iteration: number; episodeId: string; problemSeed: number }
+  | {
+      type: 'EpisodeStarted';
+      runId: string;
+      iteration: number;
+      episodeId: string;
+      problemSeed: number;
+      /** eval: an evaluation episode (held-out seed, validation sampling, never trained on); absent on older events: train. */
+      phase?: 'train' | 'eval';
+    }
   | {
       type: 'TurnGroupScored';
       runId: string;
@@ -89,7 +97,7 @@ export type TandemEvent =
       successRate: number;
       rewardByAgent: Record<string, number>;
     }
-  | { type: 'RunFinished'; runId: string; iterations: number; reason: 'completed' };
+  | { type: 'RunFinished'; runId: string; iterations: number; reason: 'completed' | 'stopped' };
 
 /** What goes on the wire: the event plus its identity and place in its stream. */
 export interface EventEnvelope {

@@ -20,6 +20,12 @@ export interface EpisodeInput {
   iteration: number;
   episodeId: string;
   problemSeed: number;
+  /**
+   * train: sample with train_llm_config and publish the scored samples for the update.
+   * eval: sample with val_llm_config; nothing reaches an update (events only, for the record).
+   * Default: train.
+   */
+  phase?: 'train' | 'eval';
   /** Candidates sampled at every (turn, agent): K under at_grpo, 1 under grpo (see planIteration). */
   candidates: number;
   config: RunConfig;
@@ -32,6 +38,8 @@ export interface EpisodeSummary {
   success: boolean;
   turns: number;
   rewardByAgent: Record<string, number>;
+  /** The chosen candidate's reward at every (turn, agent) that acted. */
+  turnRewards: { turn: number; agent: string; reward: number }[];
   /** Scored samples published, per policy: what the update must find in Kafka. */
   samplesByPolicy: Record<string, number>;
 }
@@ -62,15 +70,17 @@ export function policyActivities(taskQueue: string) {
 
 export async function episode(input: EpisodeInput): Promise<EpisodeSummary> {
   const { config: cfg, runId, iteration, episodeId, problemSeed } = input;
+  const phase = input.phase ?? 'train';
   const policies = policiesOf(cfg);
   const { def: env } = envOf(cfg.env);
   const stream = episodeStream(episodeId);
-  await cpu.publishEvents(envelopes(stream, 0, [{ type: 'EpisodeStarted', runId, iteration, episodeId, problemSeed }]));
+  await cpu.publishEvents(envelopes(stream, 0, [{ type: 'EpisodeStarted', runId, iteration, episodeId, problemSeed, phase }]));
 
   let state = await cpu.envReset({ env: cfg.env, seed: problemSeed });
   const samples: TrajectoryRecord[] = [];
   const events: TandemEvent[] = [];
   const chosenRewards: Record<string, number[]> = {};
+  const turnRewards: EpisodeSummary['turnRewards'] = [];
   let success = false;
   let turns = 0;
   let done = false;
@@ -85,6 +95,7 @@ export async function episode(input: EpisodeInput): Promise<EpisodeSummary> {
       const policy = policyRef(runId, spec, cfg);
       const policyVersion = input.versions[spec.name] ?? 0; // scripted players have no versions
       const k = input.candidates;
+      const messages = env.prompt(agentName, { state, turn, handoff });
       const candidates: CandidateText[] =
         spec.kind === 'scripted'
           ? await cpu.scriptedTurn({ env: cfg.env, agent: agentName, episodeId, turn, k, state, handoff })
@@ -95,9 +106,10 @@ export async function episode(input: EpisodeInput): Promise<EpisodeSummary> {
               episodeId,
               turn,
               agent: agentName,
-              messages: env.prompt(agentName, { state, turn, handoff }),
+              messages,
               k,
-              sampling: agent.train_llm_config,
+              sampling: phase === 'train' ? agent.train_llm_config : agent.val_llm_config,
+              record: phase === 'train',
               maxNewTokens: cfg.training.max_response_length,
               seed: fnv1a(`${episodeId}/${turn}/${agentName}`),
             });
@@ -153,9 +165,10 @@ export async function episode(input: EpisodeInput): Promise<EpisodeSummary> {
         // Audit content: what the agent acted from and was shown (the prompt is rebuilt: pure and deterministic).
         state,
         handoff,
-        prompt: env.prompt(agentName, { state, turn, handoff }),
+        prompt: messages,
       });
       (chosenRewards[agentName] ??= []).push(scored[chosen].reward);
+      turnRewards.push({ turn, agent: agentName, reward: scored[chosen].reward });
       // Continue from the chosen candidate: its state, and what it hands to the next agent.
       state = scored[chosen].nextState;
       handoff = scored[chosen].handoff;
@@ -174,11 +187,12 @@ export async function episode(input: EpisodeInput): Promise<EpisodeSummary> {
   }
   const rewardByAgent = Object.fromEntries(Object.entries(chosenRewards).map(([a, rs]) => [a, mean(rs)]));
   events.push({ type: 'EpisodeFinished', runId, iteration, episodeId, success, turns, rewardByAgent, finalState: state });
-  await cpu.publishEpisode({ samples, events: envelopes(stream, 1, events) });
+  const published = phase === 'train' ? samples : [];
+  await cpu.publishEpisode({ samples: published, events: envelopes(stream, 1, events) });
 
   const samplesByPolicy: Record<string, number> = {};
-  for (const s of samples) samplesByPolicy[s.policy] = (samplesByPolicy[s.policy] ?? 0) + 1;
-  return { episodeId, success, turns, rewardByAgent, samplesByPolicy };
+  for (const s of published) samplesByPolicy[s.policy] = (samplesByPolicy[s.policy] ?? 0) + 1;
+  return { episodeId, success, turns, rewardByAgent, turnRewards, samplesByPolicy };
 }
 
 export function mean(xs: number[]): number {
