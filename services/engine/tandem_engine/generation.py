@@ -3,6 +3,10 @@
 All rows of one Backbone are decoded together: one forward pass per step for the whole batch.
 On a LoRA base the forward gets `adapter_names=[...]` (PEFT's mixed-adapter batches), so row i
 runs through base + adapter_i and nothing else.
+
+The prompt is prefilled once per distinct (prompt, adapter), not once per row, and its KV cache
+copied to the rows that share it (kv_cache.py): the n samples of a request start from one prefill.
+Decoding appends to KV buffers preallocated to prompt + max new tokens.
 """
 
 from __future__ import annotations
@@ -11,6 +15,8 @@ import os
 from dataclasses import dataclass, field
 
 import torch
+
+from .kv_cache import spread_prefill
 
 GEN_BATCH_ROWS = int(os.environ.get("TANDEM_GEN_BATCH", "64"))  # max sequences sampled in parallel
 LOGPROB_FLOOR = -1e4  # -inf is not valid JSON; a token this unlikely is effectively impossible
@@ -40,30 +46,23 @@ def generate(backbone, rows: list[Row], generators: dict[int, torch.Generator]) 
 
 @torch.no_grad()
 def _generate_batch(bb, rows: list[Row], generators) -> list[dict]:
-    dev = bb.device
-    B, P = len(rows), max(len(r.prompt_ids) for r in rows)
-    # Left-pad the prompts so that all rows append new tokens at the same column.
-    ids = torch.full((B, P), bb.pad_id, dtype=torch.long, device=dev)
-    attn = torch.zeros((B, P), dtype=torch.long, device=dev)
-    for i, r in enumerate(rows):
-        ids[i, P - len(r.prompt_ids):] = torch.tensor(r.prompt_ids, device=dev)
-        attn[i, P - len(r.prompt_ids):] = 1
-    pos = (attn.cumsum(-1) - 1).clamp(min=0)  # RoPE positions ignore the padding
-    params = SamplingParams(rows, generators, dev)
-    extra = {"adapter_names": [r.adapter for r in rows]} if rows[0].adapter is not None else {}
-
+    B, T = len(rows), max(r.max_new_tokens for r in rows)
+    params = SamplingParams(rows, generators, bb.device)
     resp = [[] for _ in range(B)]
     lps = [[] for _ in range(B)]
     done = [r.max_new_tokens <= 0 for r in rows]
     reason = ["length"] * B
-    cache = None
-    for _ in range(max(r.max_new_tokens for r in rows)):
+    for step in range(T):
         if all(done):
             break
-        out = bb.model(input_ids=ids, attention_mask=attn, position_ids=pos, past_key_values=cache,
-                       use_cache=True, logits_to_keep=1, **extra)
-        cache = out.past_key_values
-        logits = out.logits[:, -1, :].float()
+        if step == 0:
+            logits, cache, attn, pos = _prefill(bb, rows, T)
+        else:
+            # Feed the sampled token back (finished rows keep running; their output is ignored).
+            out = bb.model(input_ids=tok[:, None], attention_mask=attn[:, : cache.get_seq_length() + 1],
+                           position_ids=pos + step, past_key_values=cache, use_cache=True, logits_to_keep=1,
+                           **_adapters(rows))
+            logits = out.logits[:, -1, :].float()
         logp = torch.log_softmax(logits, dim=-1)  # plain softmax: what the update recomputes
         tok = params.sample(logits)
         tok_lp = logp.gather(1, tok[:, None])[:, 0].nan_to_num(neginf=LOGPROB_FLOOR).clamp(min=LOGPROB_FLOOR)
@@ -78,10 +77,6 @@ def _generate_batch(bb, rows: list[Row], generators) -> list[dict]:
                 done[i], reason[i] = True, "stop"
             elif len(resp[i]) >= rows[i].max_new_tokens:
                 done[i] = True
-        # Feed the sampled token back (finished rows keep running; their output is ignored).
-        ids = tok[:, None]
-        attn = torch.cat([attn, torch.ones((B, 1), dtype=attn.dtype, device=dev)], dim=1)
-        pos = pos[:, -1:] + 1
 
     samples = []
     for i, r in enumerate(rows):
@@ -98,6 +93,39 @@ def _generate_batch(bb, rows: list[Row], generators) -> list[dict]:
             "finish_reason": reason[i],
         })
     return samples
+
+
+def _prefill(bb, rows: list[Row], new_tokens: int):
+    """One forward over each distinct (prompt, adapter) of `rows`: the n samples of a request share it.
+
+    -> (next-token logits [B, V] float32, the KV cache of the B rows with room for the new tokens,
+        attention mask [B, P + new_tokens - 1], RoPE position [B, 1] of each row's last prompt token).
+    """
+    dev = bb.device
+    keys = [(tuple(r.prompt_ids), r.adapter) for r in rows]
+    order = {k: u for u, k in enumerate(dict.fromkeys(keys))}  # distinct (prompt, adapter) -> prefill row
+    uniq = [rows[keys.index(k)] for k in order]
+    src = torch.tensor([order[k] for k in keys], device=dev)  # row -> its prefill row
+    U, P = len(uniq), max(len(r.prompt_ids) for r in uniq)
+    # Left-pad the prompts so that all rows append new tokens at the same column.
+    ids = torch.full((U, P), bb.pad_id, dtype=torch.long, device=dev)
+    attn = torch.zeros((U, P), dtype=torch.long, device=dev)
+    for u, r in enumerate(uniq):
+        ids[u, P - len(r.prompt_ids):] = torch.tensor(r.prompt_ids, device=dev)
+        attn[u, P - len(r.prompt_ids):] = 1
+    pos = (attn.cumsum(-1) - 1).clamp(min=0)  # RoPE positions ignore the padding
+    out = bb.model(input_ids=ids, attention_mask=attn, position_ids=pos, use_cache=True, logits_to_keep=1,
+                   **_adapters(uniq))
+    # The last sampled token is never fed back: the cache needs new_tokens - 1 more columns.
+    cache = spread_prefill(out.past_key_values, src, new_tokens - 1)
+    # Generated columns are always attended; a decoding step passes the cached columns + its own.
+    attn = torch.cat([attn[src], attn.new_ones((len(rows), new_tokens - 1))], dim=1)
+    return out.logits[:, -1, :].float()[src], cache, attn, pos[src, -1:]
+
+
+def _adapters(rows: list[Row]) -> dict:
+    """PEFT mixed-adapter batch: row i runs through base + adapter_i (full-model backbones: nothing)."""
+    return {"adapter_names": [r.adapter for r in rows]} if rows[0].adapter is not None else {}
 
 
 def _tail_has_stop(tokenizer, ids: list[int], stops: list[str]) -> bool:
