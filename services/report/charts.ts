@@ -1,0 +1,113 @@
+// The report's charts, computed from a run's read models (pure: RunData in, chart specs out).
+// Iterations and turns are shown from 1.
+import type { ChartSpec, Series } from './chart.js';
+import type { RunData } from './load.js';
+
+export interface NamedChart {
+  /** File name without extension. */
+  file: string;
+  spec: ChartSpec;
+  /** One line under the plot in the HTML page: what it shows and where the numbers come from. */
+  caption: string;
+}
+
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+const sorted = (xs: Iterable<string>) => [...new Set(xs)].sort();
+
+function rewardPerAgent(d: RunData): NamedChart {
+  const agents = sorted(d.iterations.flatMap((i) => Object.keys(i.rewardByAgent)));
+  return {
+    file: 'reward_per_agent',
+    spec: {
+      title: 'Mean reward per agent',
+      xLabel: 'iteration',
+      yLabel: 'reward (chosen candidates)',
+      integerX: true,
+      series: agents.map((a) => ({
+        name: a,
+        points: d.iterations.filter((i) => a in i.rewardByAgent).map((i) => [i.iteration + 1, i.rewardByAgent[a]]),
+      })),
+    },
+    caption: "Per iteration, each agent's mean mixed reward over the episodes' chosen candidates (iterations table).",
+  };
+}
+
+function successRate(d: RunData): NamedChart {
+  return {
+    file: 'success_rate',
+    spec: {
+      title: 'Episode success rate',
+      xLabel: 'iteration',
+      yLabel: 'success rate',
+      integerX: true,
+      series: [{ name: 'team', points: d.iterations.map((i) => [i.iteration + 1, i.successRate]) }],
+    },
+    caption: "Per iteration, the share of episodes that succeeded (iterations table). Success belongs to the episode, which all its agents share.",
+  };
+}
+
+function rewardPerTurn(d: RunData): NamedChart {
+  const series: Series[] = [];
+  for (const agent of sorted(d.turnGroups.map((g) => g.agent))) {
+    const byTurn = new Map<number, { chosen: number[]; all: number[] }>();
+    for (const g of d.turnGroups.filter((g) => g.agent === agent)) {
+      const t = byTurn.get(g.turn) ?? { chosen: [], all: [] };
+      const chosen = g.samples.find((s) => s.candidate === g.chosen);
+      if (chosen) t.chosen.push(chosen.reward);
+      t.all.push(...g.samples.map((s) => s.reward));
+      byTurn.set(g.turn, t);
+    }
+    const turns = [...byTurn.entries()];
+    series.push({ name: `${agent} chosen`, points: turns.filter(([, t]) => t.chosen.length > 0).map(([turn, t]) => [turn + 1, mean(t.chosen)]) });
+    series.push({ name: `${agent} all K`, dashed: true, points: turns.map(([turn, t]) => [turn + 1, mean(t.all)]) });
+  }
+  return {
+    file: 'reward_per_turn',
+    spec: { title: 'Reward per turn', xLabel: 'turn', yLabel: 'mean reward', integerX: true, series },
+    caption: 'Over all episodes of the run: the mean reward of the chosen candidate at each turn (solid) and of all K candidates (dashed), per agent (turn_groups table).',
+  };
+}
+
+function updateMetric(d: RunData, file: string, title: string, keys: string[], caption: string): NamedChart {
+  const series: Series[] = [];
+  for (const policy of sorted(d.updates.map((u) => u.policy))) {
+    for (const key of keys) {
+      const points = d.updates.filter((u) => u.policy === policy && typeof u.metrics[key] === 'number').map((u): [number, number] => [u.iteration + 1, u.metrics[key]]);
+      if (points.length > 0) series.push({ name: keys.length > 1 ? `${policy} ${key}` : policy, points, dashed: key !== keys[0] });
+    }
+  }
+  return { file, spec: { title, xLabel: 'iteration', yLabel: keys.join(' / '), integerX: true, series }, caption };
+}
+
+/**
+ * Generated tokens per second of each iteration: the response tokens that the iteration's updates
+ * trained on (every candidate of every policy), over the time from the previous IterationFinished
+ * (or RunStarted) to this one, as the projector recorded them.
+ */
+function tokensPerSecond(d: RunData): NamedChart {
+  const points: [number, number][] = [];
+  for (const it of d.iterations) {
+    const end = d.times.iterationFinished.get(it.iteration);
+    const start = it.iteration === 0 ? d.times.started : d.times.iterationFinished.get(it.iteration - 1);
+    const tokens = d.updates.filter((u) => u.iteration === it.iteration).reduce((n, u) => n + (u.metrics.tokens ?? 0), 0);
+    if (end && start && end > start && tokens > 0) points.push([it.iteration + 1, tokens / ((end.getTime() - start.getTime()) / 1000)]);
+  }
+  return {
+    file: 'tokens_per_second',
+    spec: { title: 'Generated tokens per second', xLabel: 'iteration', yLabel: 'tokens / s (wall clock)', integerX: true, series: [{ name: 'all policies', points }] },
+    caption:
+      "Per iteration: the response tokens its updates trained on (updates' metrics.tokens), over the wall time between the iteration's end and the previous one's (events recorded_at), so rollout, scoring and update time all count.",
+  };
+}
+
+export function reportCharts(d: RunData): NamedChart[] {
+  return [
+    rewardPerAgent(d),
+    successRate(d),
+    rewardPerTurn(d),
+    updateMetric(d, 'update_loss', 'Update loss', ['loss', 'pg_loss'], 'Per update: the PPO loss (solid) and its policy-gradient part (dashed), per policy (updates table).'),
+    updateMetric(d, 'update_kl', 'Update KL', ['kl', 'approx_kl'], 'Per update: the KL penalty to the reference model (solid, only when kl_coef > 0) and the approximate KL(old || new) per token between the rollout log-probs and the policy as the update computed them (dashed), per policy.'),
+    updateMetric(d, 'update_clip_fraction', 'Update clip fraction', ['clip_fraction'], 'Per update: the share of response tokens whose ratio was clipped, per policy.'),
+    tokensPerSecond(d),
+  ];
+}

@@ -1,0 +1,99 @@
+// The report's HTML: index.html (run summary, plots, episode table) and the episode pages.
+import { escapeXml as esc } from './chart.js';
+import type { NamedChart } from './charts.js';
+import { episodePagePath, episodeScore } from './episodes.js';
+import type { RunData } from './load.js';
+
+const num = (x: number | null | undefined, digits = 3) => (typeof x === 'number' && Number.isFinite(x) ? x.toFixed(digits) : '–');
+
+const STYLE = `body{font-family:system-ui,sans-serif;margin:2em;max-width:1100px;color:#222}
+table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}
+th{background:#f3f3f3}td.l,th.l{text-align:left}figure{margin:1.5em 0}figcaption{color:#555;max-width:760px}
+pre{background:#f7f7f7;padding:.6em;white-space:pre-wrap;border:1px solid #e3e3e3}.chosen{background:#eaf6ea}`;
+
+function page(title: string, body: string): string {
+  return `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>${esc(title)}</title><style>${STYLE}</style></head>\n<body>\n${body}\n</body></html>\n`;
+}
+
+/** A table whose first column is left-aligned; `rowClass` names a CSS class per row. */
+function table(head: string[], rows: string[][], rowClass: (i: number) => string = () => ''): string {
+  const cell = (tag: string, v: string, i: number) => `<${tag}${i === 0 ? ' class="l"' : ''}>${v}</${tag}>`;
+  return `<table><tr>${head.map((h, i) => cell('th', esc(h), i)).join('')}</tr>\n${rows
+    .map((r, i) => `<tr${rowClass(i) ? ` class="${rowClass(i)}"` : ''}>${r.map((v, j) => cell('td', v, j)).join('')}</tr>`)
+    .join('\n')}</table>`;
+}
+
+export function indexPage(d: RunData, charts: NamedChart[], linked: Set<string>, generatedAt: Date): string {
+  const agents = [...new Set(d.iterations.flatMap((i) => Object.keys(i.rewardByAgent)))].sort();
+  const policies = [...new Set(d.updates.map((u) => u.policy))].sort();
+  const r = d.run;
+  const summary = table(
+    ['iteration', 'episodes', 'success', ...agents.map((a) => `reward ${a}`), ...policies.map((p) => `loss ${p}`)],
+    d.iterations.map((it) => [
+      String(it.iteration + 1),
+      String(it.episodes),
+      num(it.successRate),
+      ...agents.map((a) => num(it.rewardByAgent[a])),
+      ...policies.map((p) => num(d.updates.find((u) => u.policy === p && u.iteration === it.iteration)?.metrics.loss)),
+    ]),
+  );
+  const figures = charts
+    .map((c) => `<figure><img src="${c.file}.png" alt="${esc(c.spec.title)}" width="760" height="420"><figcaption>${esc(c.caption)}</figcaption></figure>`)
+    .join('\n');
+  const shown = d.episodes.filter((e) => linked.has(e.episodeId));
+  const episodeAgents = [...new Set(d.episodes.flatMap((e) => Object.keys(e.rewardByAgent ?? {})))].sort();
+  const episodeRows = shown.map((e) => [
+    `<a href="${esc(episodePagePath(r.runId, e.episodeId))}">${esc(e.episodeId)}</a>`,
+    String(e.iteration + 1),
+    String(e.problemSeed),
+    e.success === null ? '–' : e.success ? 'yes' : 'no',
+    String(e.turns ?? '–'),
+    ...episodeAgents.map((a) => num(e.rewardByAgent?.[a])),
+    num(episodeScore(e)),
+  ]);
+  const unlinked = d.episodes.length - shown.length;
+  return page(
+    `Tandem report: ${r.runId}`,
+    `<h1>Run ${esc(r.runId)}</h1>
+<p>Status <b>${esc(r.status)}</b>, ${r.iterationsDone}/${r.totalIterations} iterations, started ${esc(r.startedAt.toISOString())}${
+      r.finishedAt ? `, finished ${esc(r.finishedAt.toISOString())}` : ''
+    }. Report written ${esc(generatedAt.toISOString())} from the run's Postgres read models.</p>
+<h2>Iterations</h2>
+${summary}
+<h2>Plots</h2>
+${figures}
+<h2>Episodes</h2>
+<p>${
+      unlinked > 0
+        ? `The best and the worst episode of each iteration, by mean reward over agents. ${unlinked} other episodes are not shown.`
+        : 'Every finished episode of the run.'
+    }</p>
+${table(['episode', 'iteration', 'problem seed', 'success', 'turns', ...episodeAgents.map((a) => `reward ${a}`), 'mean reward'], episodeRows)}`,
+  );
+}
+
+/** An episode's page: its summary and, per (turn, agent) group, every candidate's scores. */
+export function episodePage(d: RunData, episodeId: string, transcriptText?: string): string {
+  const e = d.episodes.find((x) => x.episodeId === episodeId);
+  if (!e) throw new Error(`episode ${episodeId} is not in run ${d.run.runId}`);
+  const groups = d.turnGroups.filter((g) => g.episodeId === episodeId).sort((a, b) => a.turn - b.turn);
+  const sections = groups.map((g) => {
+    const candidates = [...g.samples].sort((a, b) => a.candidate - b.candidate);
+    const rows = candidates.map((s) => [String(s.candidate), num(s.local), num(s.global), num(s.reward), esc(s.outcome), s.candidate === g.chosen ? 'chosen' : '']);
+    const rowClass = (i: number) => (candidates[i].candidate === g.chosen ? 'chosen' : '');
+    return `<h3>Turn ${g.turn + 1} · ${esc(g.agent)} · ${esc(g.policy)} v${g.policyVersion}</h3>\n${table(['candidate', 'local', 'global', 'reward', 'outcome', ''], rows, rowClass)}`;
+  });
+  return page(
+    `Episode ${episodeId}`,
+    `<p><a href="../index.html">← run ${esc(d.run.runId)}</a></p>
+<h1>Episode ${esc(episodeId)}</h1>
+<p>Iteration ${e.iteration + 1}, problem seed ${e.problemSeed}, ${esc(e.status)}, success ${e.success === null ? '–' : e.success ? 'yes' : 'no'}, ${
+      e.turns ?? '–'
+    } turns. Reward of the chosen candidates: ${Object.entries(e.rewardByAgent ?? {})
+      .map(([a, v]) => `${esc(a)} ${num(v)}`)
+      .join(', ')}.</p>
+<h2>Turn groups</h2>
+${sections.join('\n')}
+${transcriptText === undefined ? '' : `<h2>Transcript</h2>\n<pre>${esc(transcriptText)}</pre>`}`,
+  );
+}

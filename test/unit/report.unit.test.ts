@@ -1,0 +1,88 @@
+// The report's pieces without services: charts from read-model rows, PNGs, pages and their links.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { lineChart, ticks } from '../../services/report/chart.js';
+import { reportCharts } from '../../services/report/charts.js';
+import { episodePagePath, episodesToLink, LINK_ALL_UP_TO } from '../../services/report/episodes.js';
+import { episodePage, indexPage } from '../../services/report/html.js';
+import type { RunData } from '../../services/report/load.js';
+import { svgToPng } from '../../services/report/png.js';
+
+const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+const t0 = new Date('2026-01-01T00:00:00Z');
+const at = (s: number) => new Date(t0.getTime() + s * 1000);
+
+function runData(episodesPerIteration: number, iterations = 2): RunData {
+  const eps: RunData['episodes'] = [];
+  const groups: RunData['turnGroups'] = [];
+  for (let i = 0; i < iterations; i++) {
+    for (let j = 0; j < episodesPerIteration; j++) {
+      const episodeId = `r1/it${i}/ep${j}`;
+      eps.push({ episodeId, iteration: i, problemSeed: i * 10 + j, status: 'finished', success: j % 2 === 0, turns: 2, rewardByAgent: { coder: j, tester: -j } });
+      for (const [turn, agent] of [[0, 'coder'], [0, 'tester'], [1, 'coder']] as const) {
+        const samples = [0, 1].map((c) => ({ sampleId: `${episodeId}/${turn}/${agent}/${c}`, candidate: c, local: c, global: 1, reward: c + turn, outcome: c ? 'ok' : 'bad <x>' }));
+        groups.push({ episodeId, iteration: i, turn, agent, policy: 'shared', policyVersion: i, samples, chosen: 1 });
+      }
+    }
+  }
+  return {
+    run: { runId: 'r1', status: 'completed', totalIterations: iterations, iterationsDone: iterations, startedAt: t0, finishedAt: at(100) },
+    iterations: [...Array(iterations).keys()].map((i) => ({ iteration: i, episodes: episodesPerIteration, successRate: 0.5, rewardByAgent: { coder: i, tester: 0.5 } })),
+    episodes: eps,
+    turnGroups: groups,
+    updates: [...Array(iterations).keys()].map((i) => ({
+      policy: 'shared', iteration: i, fromVersion: i, toVersion: i + 1, samples: 6, groups: 3,
+      metrics: { loss: 0.1 * i, pg_loss: 0.1, approx_kl: 0.01, clip_fraction: 0.2, tokens: 500 },
+    })),
+    times: { started: t0, iterationFinished: new Map([...Array(iterations).keys()].map((i) => [i, at(10 * (i + 1))])) },
+  };
+}
+
+test('ticks are round numbers covering the range', () => {
+  assert.deepEqual(ticks(0, 1), [0, 0.2, 0.4, 0.6, 0.8, 1]);
+  assert.deepEqual(ticks(-0.36, 0.96), [-0.2, 0, 0.2, 0.4, 0.6, 0.8]);
+  assert.deepEqual(ticks(0.5, 1.5, 8, true), [1]);
+  assert.deepEqual(ticks(1, 40, 8, true), [0, 5, 10, 15, 20, 25, 30, 35, 40].filter((x) => x >= 1));
+});
+
+test('every chart renders to a valid, non-empty PNG, also with no data or a single point', () => {
+  for (const c of [...reportCharts(runData(2)), ...reportCharts(runData(1, 1)), ...reportCharts({ ...runData(0, 0), updates: [] })]) {
+    const png = svgToPng(lineChart(c.spec));
+    assert.ok(png.length > 1000, `${c.file}: ${png.length} bytes`);
+    assert.deepEqual(png.subarray(0, 8), PNG_SIGNATURE, c.file);
+  }
+});
+
+test('the charts carry the read models: reward per agent, per-turn reward, update metrics, tokens/s', () => {
+  const charts = Object.fromEntries(reportCharts(runData(2)).map((c) => [c.file, c.spec]));
+  assert.deepEqual(charts.reward_per_agent.series.find((s) => s.name === 'coder')?.points, [[1, 0], [2, 1]]);
+  // Turn 1: the chosen candidate (1) has reward 1, the K=2 candidates average 0.5; turn 2 adds 1.
+  assert.deepEqual(charts.reward_per_turn.series.find((s) => s.name === 'coder chosen')?.points, [[1, 1], [2, 2]]);
+  assert.deepEqual(charts.reward_per_turn.series.find((s) => s.name === 'coder all K')?.points, [[1, 0.5], [2, 1.5]]);
+  assert.deepEqual(charts.update_loss.series.map((s) => s.name), ['shared loss', 'shared pg_loss']);
+  assert.deepEqual(charts.update_kl.series.map((s) => s.name), ['shared approx_kl'], 'kl is absent when kl_coef is 0');
+  // 500 tokens per iteration; iterations end 10 s apart.
+  assert.deepEqual(charts.tokens_per_second.series[0].points, [[1, 50], [2, 50]]);
+});
+
+test('a few episodes are all linked; many: the best and worst of each iteration', () => {
+  assert.equal(episodesToLink(runData(3).episodes).size, 6);
+  const many = runData(LINK_ALL_UP_TO);
+  assert.deepEqual([...episodesToLink(many.episodes)].sort(), [`r1/it0/ep0`, `r1/it0/ep${LINK_ALL_UP_TO - 1}`, `r1/it1/ep0`, `r1/it1/ep${LINK_ALL_UP_TO - 1}`].sort());
+  assert.equal(episodePagePath('r1', 'r1/it3/ep1'), 'episodes/it3-ep1.html');
+});
+
+test('the index links every plot and linked episode page; episode pages escape text and link back', () => {
+  const d = runData(2);
+  const charts = reportCharts(d);
+  const linked = episodesToLink(d.episodes);
+  const html = indexPage(d, charts, linked, t0);
+  const hrefs = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]);
+  assert.deepEqual(hrefs.filter((h) => h.endsWith('.png')), charts.map((c) => `${c.file}.png`));
+  assert.deepEqual(hrefs.filter((h) => h.endsWith('.html')).sort(), [...linked].map((id) => episodePagePath('r1', id)).sort());
+  const ep = episodePage(d, 'r1/it0/ep1');
+  assert.match(ep, /href="..\/index.html"/);
+  assert.match(ep, /bad &lt;x&gt;/);
+  assert.equal(ep.match(/<tr class="chosen">/g)?.length, 3, 'one chosen candidate per group');
+  assert.throws(() => episodePage(d, 'r1/it9/ep9'), /episode r1\/it9\/ep9 is not in run r1/);
+});
