@@ -18,6 +18,8 @@ export interface PolicyRef {
   optim: OptimSpec;
   /** The run's data_dir; when unset, the worker's own data folder. */
   dataDir?: string;
+  /** Load from this checkpoint folder instead of the run's own (evaluations of a given checkpoint). */
+  checkpointDir?: string;
 }
 
 /** The engine's keys: runs never share weights; a run's adapters on one base share that base. */
@@ -25,5 +27,6 @@ export const engineKey = (p: PolicyRef) => `${p.runId}/${p.spec.name}`;
 export const baseKey = (p: PolicyRef) => `${p.runId}/base/${p.spec.base}`;
 
 export function checkpointRoot(p: PolicyRef, workerDataDir: string): string {
+  if (p.checkpointDir) return projectPath(p.checkpointDir);
   return join(p.dataDir ? projectPath(p.dataDir) : workerDataDir, 'runs', p.runId, 'checkpoints', p.spec.name);
 }

@@ -19,6 +19,22 @@ export interface SampleScore {
   solved?: boolean;
 }
 
+/** What an evaluation measured (the EvaluationFinished event, and the evaluate workflow's result). */
+export interface EvaluationResult {
+  evalId: string;
+  /** The run whose policies were evaluated (the evaluation's own id when started on demand). */
+  runId: string;
+  /** Training iterations the policies had completed (0: before training); null on demand. */
+  iteration: number | null;
+  versions: Record<string, number>;
+  episodes: number;
+  successRate: number;
+  meanTurns: number;
+  /** Mean reward of the chosen candidates per agent, and per agent and turn (null: the agent never acted at that turn). */
+  rewardByAgent: Record<string, number>;
+  rewardByAgentTurn: Record<string, (number | null)[]>;
+}
+
 /** One group's scores: events of type TurnGroupScored. */
 export type TurnGroupScoredEvent = Extract<TandemEvent, { type: 'TurnGroupScored' }>;
 
@@ -88,6 +104,7 @@ export type TandemEvent =
       /** Advantage of each consumed sample, by sample id; null when its zero-variance group was dropped. */
       advantages: Record<string, number | null>;
     }
+  | ({ type: 'EvaluationFinished' } & EvaluationResult)
   | { type: 'CheckpointSaved'; runId: string; iteration: number; policy: string; version: number; path: string }
   | {
       type: 'IterationFinished';
@@ -103,7 +120,7 @@ export type TandemEvent =
 export interface EventEnvelope {
   /** Deterministic id: a re-delivered or re-published event has the same id. */
   eventId: string;
-  /** `run:<runId>`, `episode:<episodeId>` or `update:<runId>/<policy>/v<fromVersion>`. */
+  /** `run:<runId>`, `episode:<episodeId>`, `update:<runId>/<policy>/v<fromVersion>` or `eval:<evalId>`. */
   stream: string;
   /** Position within the stream, from 0. */
   position: number;

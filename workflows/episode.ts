@@ -31,6 +31,8 @@ export interface EpisodeInput {
   config: RunConfig;
   /** The version of each policy this iteration samples from. */
   versions: Record<string, number>;
+  /** Per policy name: the checkpoint folder it was loaded from, when not the run's own (evaluations). */
+  checkpointDirs?: Record<string, string>;
 }
 
 export interface EpisodeSummary {
@@ -92,7 +94,7 @@ export async function episode(input: EpisodeInput): Promise<EpisodeSummary> {
       if (env.acts && !env.acts(agentName, state)) continue; // not this agent's move
       const agent = agentByName(cfg, agentName);
       const spec = policyOfAgent(policies, agentName);
-      const policy = policyRef(runId, spec, cfg);
+      const policy = policyRef(runId, spec, cfg, input.checkpointDirs?.[spec.name]);
       const policyVersion = input.versions[spec.name] ?? 0; // scripted players have no versions
       const k = input.candidates;
       const messages = env.prompt(agentName, { state, turn, handoff });

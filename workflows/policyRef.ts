@@ -3,7 +3,7 @@ import type { PolicyRef } from '../activities/policy.js';
 import type { PolicySpec } from '../configs/policies.js';
 import type { RunConfig } from '../configs/schema.js';
 
-export function policyRef(runId: string, spec: PolicySpec, cfg: RunConfig): PolicyRef {
+export function policyRef(runId: string, spec: PolicySpec, cfg: RunConfig, checkpointDir?: string): PolicyRef {
   const u = cfg.update;
   return {
     runId,
@@ -17,5 +17,6 @@ export function policyRef(runId: string, spec: PolicySpec, cfg: RunConfig): Poli
       min_lr_ratio: u.min_lr_ratio,
     },
     dataDir: cfg.data_dir,
+    ...(checkpointDir ? { checkpointDir } : {}),
   };
 }

@@ -1,0 +1,76 @@
+// `tandem eval FILE [key=value ...] [--checkpoint DIR] [--id EVAL_ID]`: evaluates a config's
+// policies on held-out problems, from a checkpoint folder or (without --checkpoint) the base
+// models, and prints the result. DIR is a run's checkpoints folder (<data>/runs/<run>/checkpoints,
+// one sub-folder per policy) or, for a config with one trainable policy, that policy's folder.
+import { randomBytes } from 'node:crypto';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadRunConfig } from '../../configs/load.js';
+import { policiesOf, trainable } from '../../configs/policies.js';
+import { formatIssues, type RunConfig } from '../../configs/schema.js';
+import type { EvaluationResult } from '../../domain/events.js';
+import { CPU_QUEUE, projectPath } from '../../infra/settings.js';
+import { evaluate } from '../../workflows/evaluate.js';
+import { temporalClient } from './temporal.js';
+
+const USAGE = 'usage: tandem eval FILE [key.path=value ...] [--checkpoint DIR] [--id EVAL_ID]';
+
+export async function evalCommand(args: string[]): Promise<number> {
+  const flags = new Map<string, string>();
+  const positional: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === '--checkpoint' || args[i] === '--id') {
+      if (args[i + 1] === undefined) return usage(`${args[i]} needs a value`);
+      flags.set(args[i], args[++i]);
+    } else positional.push(args[i]);
+  }
+  const [file, ...overrides] = positional;
+  if (!file) return usage('missing FILE');
+  const loaded = loadRunConfig(file, overrides);
+  if (!loaded.ok) {
+    console.error(`${file}: ${loaded.issues.length} error(s)\n${formatIssues(loaded.issues)}`);
+    return 1;
+  }
+  const checkpoint = flags.get('--checkpoint');
+  const dirs = checkpoint === undefined ? {} : checkpointDirs(loaded.config, checkpoint);
+  if (typeof dirs === 'string') {
+    console.error(`tandem eval: --checkpoint ${checkpoint}: ${dirs}`);
+    return 1;
+  }
+  const evalId = flags.get('--id') ?? `eval-${new Date().toISOString().slice(0, 19).replace(/[-:T]/g, '')}-${randomBytes(3).toString('hex')}`;
+  const t = loaded.config.training;
+  console.error(`${evalId}: ${t.val_problems} held-out problems x ${t.validate_sample_num}, from ${checkpoint ?? 'the base models'}`);
+  const client = await temporalClient();
+  const result = await client.workflow.execute(evaluate, {
+    taskQueue: CPU_QUEUE,
+    workflowId: evalId,
+    args: [{ config: loaded.config, runId: evalId, iteration: null, checkpointDirs: dirs }],
+  });
+  console.log(formatEvaluation(result));
+  return 0;
+}
+
+/** Per trainable policy, the folder its checkpoints are in; or why DIR does not fit the config. */
+export function checkpointDirs(cfg: RunConfig, dir: string): Record<string, string> | string {
+  const abs = projectPath(dir);
+  if (!existsSync(abs)) return 'no such folder';
+  const names = trainable(policiesOf(cfg)).map((p) => p.name);
+  if (names.every((n) => existsSync(join(abs, n)))) return Object.fromEntries(names.map((n) => [n, join(abs, n)]));
+  const versions = readdirSync(abs).filter((f) => /^v\d+$/.test(f));
+  if (names.length === 1 && versions.length > 0) return { [names[0]]: abs };
+  return `expected a sub-folder per trainable policy (${names.join(', ')})${names.length === 1 ? ' or v<N> checkpoint folders' : ''}`;
+}
+
+export function formatEvaluation(r: EvaluationResult): string {
+  const f = (x: number | null) => (x === null ? '-' : x.toFixed(3));
+  const lines = [
+    `${r.evalId}: ${r.episodes} episodes  success=${f(r.successRate)}  turns=${f(r.meanTurns)}  versions ${Object.entries(r.versions).map(([p, v]) => `${p}=v${v}`).join(' ') || '-'}`,
+    ...Object.entries(r.rewardByAgent).map(([a, x]) => `  ${a}: reward=${f(x)}  per turn [${r.rewardByAgentTurn[a].map(f).join(', ')}]`),
+  ];
+  return lines.join('\n');
+}
+
+function usage(why: string): number {
+  console.error(`tandem eval: ${why}\n${USAGE}`);
+  return 2;
+}

@@ -1,0 +1,106 @@
+// An evaluation: every held-out problem (validation seeds; the env's val_dataset when it has
+// one) played validate_sample_num times with each agent's val_llm_config, as eval-phase episode
+// children that publish nothing for updates. The result is recorded as an EvaluationFinished
+// event on the evaluation's own stream. Started by a training run (before training, every
+// val_freq iterations, after the last) or on demand by `tandem eval`.
+import { ApplicationFailure, executeChild, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import type { CpuActivities } from '../activities/index.js';
+import { policiesOf, trainable } from '../configs/policies.js';
+import { formatIssues, parseRunConfig, type RunConfig } from '../configs/schema.js';
+import { envelopes, type EvaluationResult } from '../domain/events.js';
+import { seedRange } from '../envs/puzzle/seeds.js';
+import { episode, mean, policyActivities, type EpisodeSummary } from './episode.js';
+import { inWindow } from './inWindow.js';
+import { policyRef } from './policyRef.js';
+
+export interface EvaluateInput {
+  /** The run config (validated here with the same schema as the CLI). */
+  config: unknown;
+  /** Whose policies are evaluated: a training run's id, or the evaluation's own for `tandem eval`. */
+  runId: string;
+  /** The training iteration the policies have completed (0: before training); null on demand. */
+  iteration: number | null;
+  /**
+   * Policy versions to sample from. Unset: each policy's current version, loaded on its worker
+   * (from checkpointDirs when given, else from the run's checkpoints, else the base model).
+   */
+  versions?: Record<string, number>;
+  /** Per policy name: a checkpoint folder (<dir>/v<N>/...) to load the newest version from. */
+  checkpointDirs?: Record<string, string>;
+}
+
+const cpu = proxyActivities<CpuActivities>({
+  startToCloseTimeout: '2 minutes',
+  retry: { maximumInterval: '30 seconds', maximumAttempts: 20 },
+});
+
+export const evaluationStream = (evalId: string) => `eval:${evalId}`;
+
+export async function evaluate(input: EvaluateInput): Promise<EvaluationResult> {
+  const parsed = parseRunConfig(input?.config);
+  if (!parsed.ok) {
+    throw ApplicationFailure.nonRetryable(`invalid run config:\n${formatIssues(parsed.issues)}`, 'InvalidConfig', parsed.issues);
+  }
+  const cfg = heldOut(parsed.config);
+  const evalId = workflowInfo().workflowId;
+  const versions = { ...input.versions };
+  for (const spec of trainable(policiesOf(cfg))) {
+    if (versions[spec.name] !== undefined) continue;
+    const ref = policyRef(input.runId, spec, cfg, input.checkpointDirs?.[spec.name]);
+    versions[spec.name] = await policyActivities(spec.taskQueue).policyVersion(ref);
+  }
+
+  const { val_problems: problems, validate_sample_num: repeats } = cfg.training;
+  const episodes = await inWindow(problems * repeats, cfg.rollout.episode_window, (j) =>
+    executeChild(episode, {
+      workflowId: `${evalId}/ep${j}`,
+      args: [
+        {
+          runId: input.runId,
+          iteration: input.iteration ?? 0,
+          episodeId: `${evalId}/ep${j}`,
+          problemSeed: seedRange('validation', Math.floor(j / repeats)),
+          phase: 'eval' as const,
+          candidates: 1,
+          config: cfg,
+          versions,
+          checkpointDirs: input.checkpointDirs,
+        },
+      ],
+    }),
+  );
+
+  const result = summariseEvaluation(evalId, input.runId, input.iteration, versions, episodes);
+  await cpu.publishEvents(envelopes(evaluationStream(evalId), 0, [{ type: 'EvaluationFinished', ...result }]));
+  return result;
+}
+
+/** The config an evaluation plays: data-backed envs read their held-out problems when they have some. */
+function heldOut(cfg: RunConfig): RunConfig {
+  if (!('val_dataset' in cfg.env) || cfg.env.val_dataset === undefined) return cfg;
+  return { ...cfg, env: { ...cfg.env, dataset: cfg.env.val_dataset } as RunConfig['env'] };
+}
+
+/** Success rate, mean reward per agent and per (agent, turn), and mean turns, over the episodes. */
+export function summariseEvaluation(
+  evalId: string,
+  runId: string,
+  iteration: number | null,
+  versions: Record<string, number>,
+  episodes: EpisodeSummary[],
+): EvaluationResult {
+  const byAgentTurn: Record<string, number[][]> = {};
+  for (const e of episodes) for (const t of e.turnRewards) ((byAgentTurn[t.agent] ??= [])[t.turn] ??= []).push(t.reward);
+  const agents = Object.keys(byAgentTurn).sort();
+  return {
+    evalId,
+    runId,
+    iteration,
+    versions,
+    episodes: episodes.length,
+    successRate: mean(episodes.map((e) => (e.success ? 1 : 0))),
+    meanTurns: mean(episodes.map((e) => e.turns)),
+    rewardByAgent: Object.fromEntries(agents.map((a) => [a, mean(episodes.filter((e) => a in e.rewardByAgent).map((e) => e.rewardByAgent[a]))])),
+    rewardByAgentTurn: Object.fromEntries(agents.map((a) => [a, Array.from(byAgentTurn[a], (rs) => (rs ? mean(rs) : null))])),
+  };
+}
