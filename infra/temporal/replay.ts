@@ -1,0 +1,104 @@
+// Replays recorded Temporal histories against workflow code: the determinism check behind
+// `tandem replay` and test/unit/replay.unit.test.ts. No server is needed; the workflow code is
+// bundled once and every history is fed through one replay worker.
+import { bundleWorkflowCode, DefaultLogger, Runtime, Worker } from '@temporalio/worker';
+import { projectPath } from '../settings.js';
+import { historyFromJson, type History } from './historyJson.js';
+
+/** One recorded workflow execution, as fetched from the server or read from a JSON file. */
+export interface RecordedHistory {
+  /** Workflows read their own id (a training run names its episodes after it), so replay needs it. */
+  workflowId: string;
+  history: History;
+  /** Where it came from, for messages: a file path or `server`. */
+  source: string;
+}
+
+export interface ReplayOutcome {
+  workflowId: string;
+  runId: string;
+  workflowType: string;
+  events: number;
+  source: string;
+  /** Set when the workflow code does not reproduce the history. */
+  error?: { name: string; message: string };
+}
+
+/** The workflows the CPU worker registers. */
+export const WORKFLOWS_PATH = projectPath('workflows/index.ts');
+
+const quiet = new DefaultLogger('WARN');
+
+/**
+ * Keeps the SDK's own logs to errors: a replay that fails is reported through its outcome, and
+ * SDK Core would otherwise log the same determinism error once more. Call once, before replaying.
+ */
+export function installQuietRuntime(): void {
+  Runtime.install({ logger: new DefaultLogger('ERROR'), telemetryOptions: { logging: { filter: { core: 'ERROR' }, forward: {} } } });
+}
+
+/** Bundles a workflows module the way the CPU worker does. */
+export async function bundleWorkflows(workflowsPath: string = WORKFLOWS_PATH): Promise<{ code: string }> {
+  const { code } = await bundleWorkflowCode({
+    workflowsPath,
+    logger: quiet,
+    // Source files import each other as `./x.js`; webpack must find the `.ts` behind them.
+    webpackConfigHook: (config) => {
+      config.resolve = { ...config.resolve, extensionAlias: { '.js': ['.ts', '.js'] } };
+      return config;
+    },
+  });
+  return { code };
+}
+
+function startedAttributes(history: History) {
+  const attrs = history.events?.[0]?.workflowExecutionStartedEventAttributes;
+  if (!attrs) throw new Error('the history does not begin with a WorkflowExecutionStarted event');
+  return attrs;
+}
+
+/** The workflow type recorded in a history (`trainingRun`, `episode`). */
+export function workflowTypeOf(history: History): string {
+  return startedAttributes(history).workflowType?.name ?? '?';
+}
+
+/**
+ * Reads a history saved as JSON (`temporal workflow show --output json`, or `historyToJSON`).
+ * The workflow id is the one the server recorded in the first event, unless given.
+ */
+export function parseHistoryJSON(text: string, source: string, workflowId?: string): RecordedHistory {
+  let history: History;
+  try {
+    const json = JSON.parse(text);
+    if (!Array.isArray(json?.events) || json.events.length === 0) throw new Error('no "events" array');
+    history = historyFromJson(json);
+    startedAttributes(history);
+  } catch (err) {
+    throw new Error(`${source}: not a Temporal history JSON (${err instanceof Error ? err.message : String(err)})`);
+  }
+  const id = workflowId ?? startedAttributes(history).workflowId;
+  if (!id) throw new Error(`${source}: the history does not record its workflow id; pass --workflow-id`);
+  return { workflowId: id, history, source };
+}
+
+/** Replays each history against the bundled workflow code, in order; never throws for a replay failure. */
+export async function replayHistories(recorded: RecordedHistory[], bundle: { code: string }): Promise<ReplayOutcome[]> {
+  const outcomes: ReplayOutcome[] = [];
+  const results = Worker.runReplayHistories(
+    { workflowBundle: bundle, replayName: 'tandem-replay' },
+    recorded.map((r) => ({ workflowId: r.workflowId, history: r.history })),
+  );
+  // The worker replays one history at a time and yields their results in the order given.
+  for await (const result of results) {
+    const r = recorded[outcomes.length];
+    outcomes.push({
+      workflowId: r.workflowId,
+      runId: result.runId,
+      workflowType: workflowTypeOf(r.history),
+      events: r.history.events?.length ?? 0,
+      source: r.source,
+      error: result.error ? { name: result.error.name, message: result.error.message } : undefined,
+    });
+  }
+  return outcomes;
+}
