@@ -1,5 +1,15 @@
-// Messages of the trainingRun workflow. (pause/resume/stop signals arrive with lifecycle work.)
-import { defineQuery } from '@temporalio/workflow';
+// Messages of the trainingRun workflow: the lifecycle signals and the progress query.
+import { defineQuery, defineSignal } from '@temporalio/workflow';
+
+/** No new episode or update starts until `resume`; those in flight finish. */
+export const pauseSignal = defineSignal('pause');
+export const resumeSignal = defineSignal('resume');
+/**
+ * Ends the run cleanly: the current iteration's episodes, its update and checkpoint finish,
+ * then the run ends with RunFinished reason 'stopped'. Stop lifts a pause. Between iterations
+ * (no episode of the next one started yet), the run ends at once.
+ */
+export const stopSignal = defineSignal('stop');
 
 export interface IterationSummary {
   iteration: number;
@@ -9,21 +19,35 @@ export interface IterationSummary {
   rewardByAgent: Record<string, number>;
   /** Update metrics per policy. */
   updates: Record<string, { toVersion: number; loss: number; samples: number; groups: number }>;
+  /** Workflow time from the iteration's start to its end, minus the time it spent paused. */
+  durationMs: number;
 }
+
+export type RunStatus = 'running' | 'updating' | 'paused' | 'stopping' | 'completed' | 'stopped';
 
 export interface RunProgress {
   runId: string;
-  status: 'running' | 'updating' | 'completed';
-  /** The iteration in progress (0-based); equals totalIterations once done. */
+  /** 'paused' and 'stopping' take precedence over what the run is doing ('running' episodes, 'updating'). */
+  status: RunStatus;
+  /** The iteration in progress (0-based); equals the iterations done once the run has ended. */
   iteration: number;
   totalIterations: number;
+  /** Episodes of the current iteration that have finished. */
   episodesDone: number;
+  /** Episodes of the current iteration started and not finished (they finish during a pause). */
+  episodesInFlight: number;
   episodesPerIteration: number;
   versions: Record<string, number>;
   updatesApplied: number;
   lastCheckpoint: string | null;
   /** The most recent iterations, oldest first. */
   recent: IterationSummary[];
+  /** Workflow time (epoch ms) at which the current iteration started. */
+  iterationStartedAt: number;
+  /** Time the current iteration has spent paused, not counting a pause still going on. */
+  iterationPausedMs: number;
+  /** Workflow time (epoch ms) since which the run is paused, or null. */
+  pausedSince: number | null;
 }
 
 export const progressQuery = defineQuery<RunProgress>('progress');

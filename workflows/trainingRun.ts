@@ -1,6 +1,8 @@
 // A training run: validate the config, then for each iteration run its planned episodes
-// (planIteration: one per problem under at_grpo, K per problem under grpo) as child workflows (at most episode_window at once), then one update per trainable policy on
-// that policy's worker. Continues as new when Temporal suggests it, carrying only RunState.
+// (planIteration: one per problem under at_grpo, K per problem under grpo) as child workflows
+// (at most episode_window at once), then one update per trainable policy on that policy's
+// worker. Signals pause, resume and stop it (runLifecycle.ts); the progress query shows where
+// it is. Continues as new when Temporal suggests it, carrying only RunState.
 import { ApplicationFailure, continueAsNew, executeChild, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { CpuActivities } from '../activities/index.js';
 import { policiesOf, trainable } from '../configs/policies.js';
@@ -10,6 +12,7 @@ import { envelopes, runStream, type TandemEvent } from '../domain/events.js';
 import { episode, mean, policyActivities, type EpisodeSummary } from './episode.js';
 import { progressQuery, type IterationSummary, type RunProgress } from './messages.js';
 import { policyRef } from './policyRef.js';
+import { RunLifecycle, type LifecycleState } from './runLifecycle.js';
 
 export interface TrainingRunInput {
   /** The run config as written (YAML turned into JSON); validated here with the same schema as the CLI. */
@@ -25,6 +28,7 @@ export interface RunState {
   updatesApplied: number;
   lastCheckpoint: string | null;
   recent: IterationSummary[];
+  lifecycle: LifecycleState;
 }
 
 const RECENT_ITERATIONS = 20;
@@ -36,52 +40,69 @@ const cpu = proxyActivities<CpuActivities>({
 });
 
 export async function trainingRun(input: TrainingRunInput, carried?: RunState): Promise<RunProgress> {
+  const state: RunState = carried ?? {
+    iteration: 0,
+    versions: {},
+    eventPosition: 0,
+    updatesApplied: 0,
+    lastCheckpoint: null,
+    recent: [],
+    lifecycle: { pausedSince: null, stopRequested: false },
+  };
+  // Handlers first, so that no signal or query finds the run without them.
+  const life = new RunLifecycle(state.lifecycle);
+  const runId = workflowInfo().workflowId;
+  let phase: 'running' | 'updating' = 'running';
+  let ended: 'completed' | 'stopped' | null = null;
+  const progress: RunProgress = {
+    runId,
+    status: 'running',
+    iteration: state.iteration,
+    totalIterations: 0,
+    episodesDone: 0,
+    episodesInFlight: 0,
+    episodesPerIteration: 0,
+    versions: state.versions,
+    updatesApplied: state.updatesApplied,
+    lastCheckpoint: state.lastCheckpoint,
+    recent: state.recent,
+    iterationStartedAt: life.iterationStartedAt,
+    iterationPausedMs: 0,
+    pausedSince: null,
+  };
+  setHandler(progressQuery, () => ({
+    ...progress,
+    status: ended ?? (life.stopRequested ? 'stopping' : life.paused ? 'paused' : phase),
+    iterationStartedAt: life.iterationStartedAt,
+    iterationPausedMs: life.iterationPausedMs,
+    pausedSince: life.pausedSince,
+  }));
+
   const parsed = parseRunConfig(input?.config);
   if (!parsed.ok) {
     throw ApplicationFailure.nonRetryable(`invalid run config:\n${formatIssues(parsed.issues)}`, 'InvalidConfig', parsed.issues);
   }
   const cfg = parsed.config;
-  const runId = workflowInfo().workflowId;
   const policies = trainable(policiesOf(cfg));
   const total = cfg.training.total_training_steps;
   const batch = cfg.training.train_batch_size;
   const plan = (it: number) => planIteration(cfg.algorithm, cfg.training.seed, it, batch, cfg.training.train_sample_num);
   const ref = (spec: (typeof policies)[number]) => policyRef(runId, spec, cfg);
-
-  const state: RunState = carried ?? { iteration: 0, versions: {}, eventPosition: 0, updatesApplied: 0, lastCheckpoint: null, recent: [] };
-  const progress: RunProgress = {
-    runId,
-    status: 'running',
-    iteration: state.iteration,
-    totalIterations: total,
-    episodesDone: 0,
-    episodesPerIteration: plan(0).length,
-    versions: state.versions,
-    updatesApplied: state.updatesApplied,
-    lastCheckpoint: state.lastCheckpoint,
-    recent: state.recent,
-  };
-  setHandler(progressQuery, () => progress);
+  progress.totalIterations = total;
+  progress.episodesPerIteration = plan(0).length;
 
   const emit = async (...events: TandemEvent[]) => {
     await cpu.publishEvents(envelopes(runStream(runId), state.eventPosition, events));
     state.eventPosition += events.length;
   };
 
-  if (!carried) {
-    // Loading each policy first makes a bad model path fail the run at once, with its reason.
-    for (const p of policies) state.versions[p.name] = await policyActivities(p.taskQueue).policyVersion(ref(p));
-    await emit({ type: 'RunStarted', runId, config: cfg, totalIterations: total });
-  }
-
-  while (state.iteration < total) {
-    const it = state.iteration;
-    progress.iteration = it;
-    progress.episodesDone = 0;
-    progress.status = 'running';
+  /** The iteration's episodes as child workflows; none starts while the run is paused. */
+  const runEpisodes = (it: number): Promise<EpisodeSummary[]> => {
     const planned = plan(it);
-    const summaries = await inWindow(planned.length, cfg.rollout.episode_window, async (j) => {
+    return inWindow(planned.length, cfg.rollout.episode_window, async (j) => {
+      await life.untilResumed();
       const { problemSeed, candidates } = planned[j];
+      progress.episodesInFlight++;
       const summary = await executeChild(episode, {
         workflowId: `${runId}/it${it}/ep${j}`,
         args: [
@@ -96,14 +117,18 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
           },
         ],
       });
+      progress.episodesInFlight--;
       progress.episodesDone++;
       return summary;
     });
+  };
 
-    progress.status = 'updating';
+  /** One update per trainable policy, from this iteration's samples; none starts while paused. */
+  const applyUpdates = async (it: number, summaries: EpisodeSummary[]) => {
     const updates: IterationSummary['updates'] = {};
-    const updateEvents: TandemEvent[] = [];
+    const events: TandemEvent[] = [];
     for (const p of policies) {
+      await life.untilResumed();
       const expectedSamples = summaries.reduce((n, s) => n + (s.samplesByPolicy[p.name] ?? 0), 0);
       const upd = await policyActivities(p.taskQueue).updatePolicy({
         policy: ref(p),
@@ -116,14 +141,32 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
       state.updatesApplied++;
       state.lastCheckpoint = upd.checkpoint;
       updates[p.name] = { toVersion: upd.toVersion, loss: upd.metrics.loss, samples: upd.samples, groups: upd.groups };
-      updateEvents.push(
+      events.push(
         { type: 'UpdateApplied', runId, iteration: it, policy: p.name, fromVersion: upd.fromVersion, toVersion: upd.toVersion, samples: upd.samples, groups: upd.groups, replayed: upd.replayed, metrics: upd.metrics },
         { type: 'CheckpointSaved', runId, iteration: it, policy: p.name, version: upd.toVersion, path: upd.checkpoint },
       );
     }
+    return { updates, events };
+  };
 
-    const summary = summarise(it, summaries, updates);
-    await emit(...updateEvents, {
+  if (!carried) {
+    // Loading each policy first makes a bad model path fail the run at once, with its reason.
+    for (const p of policies) state.versions[p.name] = await policyActivities(p.taskQueue).policyVersion(ref(p));
+    await emit({ type: 'RunStarted', runId, config: cfg, totalIterations: total });
+  }
+
+  while (state.iteration < total) {
+    await life.untilResumed();
+    // A stop between iterations ends the run before the next one starts.
+    if (life.stopRequested) break;
+    const it = state.iteration;
+    life.startIteration();
+    const summaries = await runEpisodes(it);
+
+    phase = 'updating';
+    const { updates, events } = await applyUpdates(it, summaries);
+    const summary = summarise(it, summaries, updates, life.activeMs());
+    await emit(...events, {
       type: 'IterationFinished',
       runId,
       iteration: it,
@@ -133,19 +176,24 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
     });
     state.recent = [...state.recent, summary].slice(-RECENT_ITERATIONS);
     state.iteration = it + 1;
-    Object.assign(progress, { recent: state.recent, updatesApplied: state.updatesApplied, lastCheckpoint: state.lastCheckpoint });
+    phase = 'running';
+    Object.assign(progress, { iteration: state.iteration, episodesDone: 0, recent: state.recent, updatesApplied: state.updatesApplied, lastCheckpoint: state.lastCheckpoint });
+    // Steps after an iteration's update (such as an evaluation) go here: before a stop or a continue-as-new.
 
+    if (life.stopRequested) break;
     if (state.iteration < total && workflowInfo().continueAsNewSuggested) {
-      await continueAsNew<typeof trainingRun>(input, state);
+      await continueAsNew<typeof trainingRun>(input, { ...state, lifecycle: life.carry() });
     }
   }
 
-  await emit({ type: 'RunFinished', runId, iterations: total, reason: 'completed' });
-  Object.assign(progress, { status: 'completed', iteration: total });
-  return progress;
+  // A stop that came during the last iteration changes nothing: the run did all it was asked.
+  const reason = state.iteration < total ? 'stopped' : 'completed';
+  await emit({ type: 'RunFinished', runId, iterations: state.iteration, reason });
+  ended = reason;
+  return { ...progress, status: reason, iterationStartedAt: life.iterationStartedAt, iterationPausedMs: life.iterationPausedMs, pausedSince: null };
 }
 
-function summarise(iteration: number, episodes: EpisodeSummary[], updates: IterationSummary['updates']): IterationSummary {
+function summarise(iteration: number, episodes: EpisodeSummary[], updates: IterationSummary['updates'], durationMs: number): IterationSummary {
   const agents = [...new Set(episodes.flatMap((e) => Object.keys(e.rewardByAgent)))];
   return {
     iteration,
@@ -153,6 +201,7 @@ function summarise(iteration: number, episodes: EpisodeSummary[], updates: Itera
     successRate: mean(episodes.map((e) => (e.success ? 1 : 0))),
     rewardByAgent: Object.fromEntries(agents.map((a) => [a, mean(episodes.filter((e) => a in e.rewardByAgent).map((e) => e.rewardByAgent[a]))])),
     updates,
+    durationMs,
   };
 }
 

@@ -1,6 +1,7 @@
 // The `tandem` command line. Each sub-command lives in its own file beside this one.
 import { configCommand } from './config.js';
 import { evalCommand } from './eval.js';
+import { lifecycleCommand } from './lifecycle.js';
 import { replayCommand } from './replay.js';
 import { reportCommand } from './report.js';
 import { sandboxCommand } from './sandbox.js';
@@ -19,6 +20,8 @@ const USAGE = `usage: tandem <command>
                                        checkpoints folder; without it, the base models)
   status RUN_ID [--watch | --json]     iteration, episodes done, reward and success, versions,
                                        checkpoint, ETA (--watch: a live progress bar until the run ends)
+  pause|resume|stop RUN_ID             pause a run (episodes in flight finish), resume it, or stop
+                                       it after the current iteration's update and checkpoint
   sandbox run FILE [--stdin FILE] [--timeout S] [--memory MB]
                                        run a Python file in the code sandbox; prints JSON
   replay WORKFLOW_ID [--run-id R] | --run RUN_ID | --file HISTORY.json [...] [--workflow-id ID]
@@ -42,6 +45,10 @@ async function main(argv: string[]): Promise<number> {
       return statusCommand(args);
     case 'sandbox':
       return sandboxCommand(args);
+    case 'pause':
+    case 'resume':
+    case 'stop':
+      return lifecycleCommand(command, args);
     case 'replay':
       return replayCommand(args);
     case 'report':

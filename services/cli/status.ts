@@ -1,33 +1,21 @@
-// `tandem status RUN_ID`: where a run is, from the workflow's progress query.
+// `tandem status RUN_ID [--watch] [--json]`: where a run is, from the workflow's progress query.
+// --watch redraws the view in place on a terminal (one plain line per change otherwise) and
+// exits when the run ends.
 import type { WorkflowHandle } from '@temporalio/client';
 import { progressQuery, type IterationSummary, type RunProgress } from '../../workflows/messages.js';
 import type { trainingRun } from '../../workflows/trainingRun.js';
+import { formatRewards, progressLine, progressLines } from './progressView.js';
+import { findRun } from './runHandle.js';
 import { temporalClient } from './temporal.js';
 
+const POLL_MS = 1000;
 const fmt = (x: number) => (Number.isFinite(x) ? x.toFixed(3) : String(x));
-
-function formatRewards(rewards: Record<string, number>): string {
-  return Object.entries(rewards)
-    .map(([agent, r]) => `${agent}=${fmt(r)}`)
-    .join(' ');
-}
 
 export function printIteration(s: IterationSummary, total: number): void {
   const losses = Object.entries(s.updates)
     .map(([p, u]) => `${p} v${u.toVersion} loss=${fmt(u.loss)} samples=${u.samples} groups=${u.groups}`)
     .join('; ');
   console.log(`iteration ${s.iteration + 1}/${total}  success=${fmt(s.successRate)}  reward ${formatRewards(s.rewardByAgent)}  | ${losses}`);
-}
-
-function printProgress(p: RunProgress): void {
-  const last = p.recent[p.recent.length - 1];
-  console.log(`run ${p.runId}: ${p.status}`);
-  console.log(`  iteration        ${Math.min(p.iteration + 1, p.totalIterations)}/${p.totalIterations}`);
-  console.log(`  episodes done    ${p.episodesDone}/${p.episodesPerIteration} (this iteration)`);
-  console.log(`  policy versions  ${Object.entries(p.versions).map(([k, v]) => `${k}=v${v}`).join(' ')}`);
-  console.log(`  updates applied  ${p.updatesApplied}`);
-  console.log(`  last checkpoint  ${p.lastCheckpoint ?? '-'}`);
-  if (last) console.log(`  mean reward      ${formatRewards(last.rewardByAgent)} (iteration ${last.iteration + 1}, success ${fmt(last.successRate)})`);
 }
 
 /** Follows a run until it ends, calling onIteration once per finished iteration. */
@@ -40,7 +28,7 @@ export async function watchRun(
   let finished = false;
   result.then(() => (finished = true), () => (finished = true));
   while (!finished) {
-    await new Promise((r) => setTimeout(r, 1000));
+    await new Promise((r) => setTimeout(r, POLL_MS));
     try {
       const p = await handle.query(progressQuery);
       for (const s of p.recent) if (s.iteration > shown) (onIteration(s, p.totalIterations), (shown = s.iteration));
@@ -53,13 +41,58 @@ export async function watchRun(
   return final;
 }
 
+/** Shows the progress until the run ends; returns the exit code (1 if the run failed). */
+async function watchStatus(handle: WorkflowHandle<typeof trainingRun>, out: NodeJS.WriteStream): Promise<number> {
+  let drawn = 0;
+  let lastPlain = '';
+  const show = (p: RunProgress) => {
+    if (out.isTTY) {
+      const lines = progressLines(p, Date.now());
+      out.write(`${drawn > 0 ? `\x1b[${drawn}F\x1b[J` : ''}${lines.join('\n')}\n`);
+      drawn = lines.length;
+    } else {
+      // A new line only when something other than the ETA changed.
+      const key = JSON.stringify([p.status, p.iteration, p.episodesDone, p.updatesApplied]);
+      if (key !== lastPlain) out.write(`${progressLine(p, Date.now())}\n`);
+      lastPlain = key;
+    }
+  };
+  let outcome: { ok: true; final: RunProgress } | { ok: false; error: unknown } | undefined;
+  handle.result().then(
+    (final) => (outcome = { ok: true, final }),
+    (error: unknown) => (outcome = { ok: false, error }),
+  );
+  while (!outcome) {
+    try {
+      show(await handle.query(progressQuery));
+    } catch {
+      // a query can fail while the run continues as new or a worker restarts; the next poll retries
+    }
+    for (let waited = 0; !outcome && waited < POLL_MS; waited += 100) await new Promise((r) => setTimeout(r, 100));
+  }
+  if (!outcome.ok) {
+    const cause = outcome.error instanceof Error ? (outcome.error.cause instanceof Error ? outcome.error.cause.message : outcome.error.message) : String(outcome.error);
+    out.write(`run ${handle.workflowId} failed: ${cause}\n`);
+    return 1;
+  }
+  show(outcome.final);
+  return 0;
+}
+
 export async function statusCommand(args: string[]): Promise<number> {
-  const [runId] = args;
-  if (!runId) {
-    console.error('usage: tandem status RUN_ID');
+  const flags = new Set(args.filter((a) => a.startsWith('--')));
+  const [runId, ...extra] = args.filter((a) => !a.startsWith('--'));
+  const unknown = [...flags].filter((f) => f !== '--watch' && f !== '--json');
+  if (!runId || extra.length > 0 || unknown.length > 0 || (flags.has('--watch') && flags.has('--json'))) {
+    console.error('usage: tandem status RUN_ID [--watch | --json]');
     return 2;
   }
   const client = await temporalClient();
-  printProgress(await client.workflow.getHandle(runId).query(progressQuery));
+  const { handle, status } = await findRun(client, runId);
+  if (flags.has('--watch')) return watchStatus(handle, process.stdout);
+  if (status !== 'RUNNING' && status !== 'COMPLETED') console.log(`run ${runId}: Temporal status ${status}`);
+  const p = await handle.query(progressQuery);
+  if (flags.has('--json')) console.log(JSON.stringify(p, null, 2));
+  else for (const line of progressLines(p, Date.now())) console.log(line);
   return 0;
 }

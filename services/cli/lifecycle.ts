@@ -1,0 +1,35 @@
+// `tandem pause|resume|stop RUN_ID`: sends a trainingRun one of its lifecycle signals
+// (workflows/messages.ts). The run acts on it at its next step; `tandem status` shows the effect.
+import { WorkflowNotFoundError } from '@temporalio/client';
+import { pauseSignal, resumeSignal, stopSignal } from '../../workflows/messages.js';
+import { findRun } from './runHandle.js';
+import { temporalClient } from './temporal.js';
+
+const ACTIONS = {
+  pause: { signal: pauseSignal, said: 'no new episode or update starts until it is resumed; those in flight finish' },
+  resume: { signal: resumeSignal, said: 'it carries on' },
+  stop: { signal: stopSignal, said: "it ends after the current iteration's episodes, update and checkpoint" },
+} as const;
+
+export type LifecycleAction = keyof typeof ACTIONS;
+
+export async function lifecycleCommand(action: LifecycleAction, args: string[]): Promise<number> {
+  const [runId, ...extra] = args;
+  if (!runId || extra.length > 0) {
+    console.error(`usage: tandem ${action} RUN_ID`);
+    return 2;
+  }
+  const client = await temporalClient();
+  const { handle, status } = await findRun(client, runId);
+  const notRunning = (s: string) => new Error(`run '${runId}' has ended (Temporal status ${s}); only a running run can be sent ${action}`);
+  if (status !== 'RUNNING') throw notRunning(status);
+  try {
+    await handle.signal(ACTIONS[action].signal);
+  } catch (err) {
+    // It ended between the look-up and the signal.
+    if (err instanceof WorkflowNotFoundError) throw notRunning('closed');
+    throw err;
+  }
+  console.log(`run ${runId}: ${action} sent; ${ACTIONS[action].said}`);
+  return 0;
+}

@@ -1,0 +1,77 @@
+// What `tandem status` shows of a run's progress query: an ETA, a progress bar and the fields,
+// as plain text. Pure functions of the progress and the current time.
+import type { RunProgress } from '../../workflows/messages.js';
+
+const fmt = (x: number) => (Number.isFinite(x) ? x.toFixed(3) : String(x));
+
+export function formatRewards(rewards: Record<string, number>): string {
+  return Object.entries(rewards)
+    .map(([agent, r]) => `${agent}=${fmt(r)}`)
+    .join(' ');
+}
+
+export function formatDuration(ms: number): string {
+  const s = Math.round(ms / 1000);
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m${String(s % 60).padStart(2, '0')}s`;
+  return `${Math.floor(m / 60)}h${String(m % 60).padStart(2, '0')}m`;
+}
+
+const ended = (p: RunProgress) => p.status === 'completed' || p.status === 'stopped';
+
+/**
+ * Time left, from the measured durations of the recent iterations (workflow time, paused time
+ * excluded): the rest of the current iteration at their mean, plus the mean for each iteration
+ * after it. Null until one iteration has finished; 0 once the run has ended. While paused the
+ * estimate stands still.
+ */
+export function etaMs(p: RunProgress, now: number): number | null {
+  if (ended(p)) return 0;
+  if (p.recent.length === 0) return null;
+  const perIteration = p.recent.reduce((t, r) => t + r.durationMs, 0) / p.recent.length;
+  const active = now - p.iterationStartedAt - p.iterationPausedMs - (p.pausedSince === null ? 0 : now - p.pausedSince);
+  const left = p.totalIterations - p.iteration;
+  return Math.max(0, perIteration - active) + Math.max(0, left - 1) * perIteration;
+}
+
+/** Share of the run done: each iteration counts its episodes and its update as one step each. */
+export function fractionDone(p: RunProgress): number {
+  if (p.totalIterations === 0) return 1;
+  if (ended(p)) return p.iteration / p.totalIterations;
+  return Math.min(1, (p.iteration + p.episodesDone / (p.episodesPerIteration + 1)) / p.totalIterations);
+}
+
+export function progressBar(fraction: number, width = 24): string {
+  const filled = Math.round(Math.max(0, Math.min(1, fraction)) * width);
+  return `[${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${String(Math.floor(fraction * 100)).padStart(3)}%`;
+}
+
+/** One line: the bar, iteration, episodes, status and ETA. */
+export function progressLine(p: RunProgress, now: number): string {
+  const eta = etaMs(p, now);
+  const iteration = ended(p) ? `${p.iteration}/${p.totalIterations} done` : `${p.iteration + 1}/${p.totalIterations}`;
+  const etaText = ended(p) ? '' : `  ETA ${eta === null ? '?' : formatDuration(eta)}${p.status === 'paused' ? ' (paused)' : ''}`;
+  return `${progressBar(fractionDone(p))}  iteration ${iteration}  episodes ${p.episodesDone}/${p.episodesPerIteration}  ${p.status}${etaText}`;
+}
+
+/** The full view: the progress line, then one field a line. */
+export function progressLines(p: RunProgress, now: number): string[] {
+  const last = p.recent[p.recent.length - 1];
+  const lines = [
+    `run ${p.runId}: ${progressLine(p, now)}`,
+    `  status           ${p.status}`,
+    `  iteration        ${ended(p) ? `${p.iteration} of ${p.totalIterations} done` : `${p.iteration + 1}/${p.totalIterations}`}`,
+    `  episodes done    ${p.episodesDone}/${p.episodesPerIteration} this iteration, ${p.episodesInFlight} in flight`,
+    `  policy versions  ${Object.entries(p.versions).map(([k, v]) => `${k}=v${v}`).join(' ') || '-'}`,
+    `  updates applied  ${p.updatesApplied}`,
+    `  last checkpoint  ${p.lastCheckpoint ?? '-'}`,
+  ];
+  if (last) {
+    lines.push(`  mean reward      ${formatRewards(last.rewardByAgent)} (iteration ${last.iteration + 1})`);
+    lines.push(`  success rate     ${fmt(last.successRate)} (iteration ${last.iteration + 1}; shared by the agents of an episode)`);
+  }
+  const eta = etaMs(p, now);
+  if (!ended(p)) lines.push(`  ETA              ${eta === null ? 'after the first iteration' : formatDuration(eta)}${p.status === 'paused' ? ' (paused)' : ''}`);
+  return lines;
+}
