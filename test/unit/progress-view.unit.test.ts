@@ -1,0 +1,90 @@
+// What `tandem status` shows: the ETA from measured iteration durations (paused time excluded),
+// the share done, the bar, and the fields of the full view.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { etaMs, formatDuration, fractionDone, progressBar, progressLine, progressLines } from '../../services/cli/progressView.js';
+import type { IterationSummary, RunProgress } from '../../workflows/messages.js';
+
+const iteration = (i: number, durationMs: number): IterationSummary => ({
+  iteration: i,
+  episodes: 4,
+  successRate: 0.5,
+  rewardByAgent: { plan_agent: 0.25, tool_call_agent: -0.5 },
+  updates: { shared_model: { toVersion: i + 1, loss: 0.1, samples: 12, groups: 4 } },
+  durationMs,
+});
+
+const progress = (over: Partial<RunProgress> = {}): RunProgress => ({
+  runId: 'r1',
+  status: 'running',
+  iteration: 2,
+  totalIterations: 5,
+  episodesDone: 1,
+  episodesInFlight: 1,
+  episodesPerIteration: 4,
+  versions: { shared_model: 2 },
+  updatesApplied: 2,
+  lastCheckpoint: '/data/runs/r1/checkpoints/shared_model/v000002',
+  recent: [iteration(0, 60_000), iteration(1, 40_000)],
+  iterationStartedAt: 1_000_000,
+  iterationPausedMs: 0,
+  pausedSince: null,
+  ...over,
+});
+
+test('ETA: the rest of the current iteration plus the mean for each one after it', () => {
+  // mean 50 s; 20 s into iteration 3 of 5: 30 s left of it, then 2 more iterations.
+  assert.equal(etaMs(progress(), 1_020_000), 30_000 + 2 * 50_000);
+  // An iteration running over the mean counts as nearly done, never as negative time.
+  assert.equal(etaMs(progress(), 1_090_000), 2 * 50_000);
+});
+
+test('ETA: paused time does not count, and the estimate stands still while paused', () => {
+  const closed = progress({ iterationPausedMs: 15_000 });
+  assert.equal(etaMs(closed, 1_020_000), 45_000 + 2 * 50_000);
+  const paused = progress({ status: 'paused', pausedSince: 1_010_000 });
+  assert.equal(etaMs(paused, 1_020_000), 40_000 + 2 * 50_000);
+  assert.equal(etaMs(paused, 1_500_000), 40_000 + 2 * 50_000);
+});
+
+test('ETA: unknown before the first iteration ends; zero once the run has ended', () => {
+  assert.equal(etaMs(progress({ recent: [] }), 1_020_000), null);
+  assert.equal(etaMs(progress({ status: 'stopped', iteration: 3 }), 9_999_999), 0);
+  assert.equal(etaMs(progress({ status: 'completed', iteration: 5 }), 9_999_999), 0);
+});
+
+test('share done counts each episode and the update of an iteration as a step', () => {
+  assert.equal(fractionDone(progress({ iteration: 0, episodesDone: 0 })), 0);
+  assert.equal(fractionDone(progress({ iteration: 2, episodesDone: 4 })), (2 + 4 / 5) / 5);
+  assert.equal(fractionDone(progress({ status: 'stopped', iteration: 3 })), 3 / 5);
+  assert.equal(fractionDone(progress({ status: 'completed', iteration: 5 })), 1);
+});
+
+test('bar and durations', () => {
+  assert.equal(progressBar(0.5, 10), '[#####-----]  50%');
+  assert.equal(progressBar(1, 4), '[####] 100%');
+  assert.equal(formatDuration(42_400), '42s');
+  assert.equal(formatDuration(125_000), '2m05s');
+  assert.equal(formatDuration(3_780_000), '1h03m');
+});
+
+test('the one-line view names iteration, episodes, status and ETA', () => {
+  assert.equal(progressLine(progress(), 1_020_000), '[###########-------------]  44%  iteration 3/5  episodes 1/4  running  ETA 2m10s');
+  assert.match(progressLine(progress({ status: 'paused', pausedSince: 1_010_000 }), 1_020_000), /paused {2}ETA 2m20s \(paused\)$/);
+  assert.match(progressLine(progress({ status: 'stopped', iteration: 3 }), 0), /iteration 3\/5 done .* stopped$/);
+});
+
+test('the full view has every field', () => {
+  const text = progressLines(progress(), 1_020_000).join('\n');
+  for (const field of [
+    /status {11}running/,
+    /iteration {8}3\/5/,
+    /episodes done {4}1\/4 this iteration, 1 in flight/,
+    /policy versions {2}shared_model=v2/,
+    /updates applied {2}2/,
+    /last checkpoint {2}\/data\/runs\/r1\/checkpoints\/shared_model\/v000002/,
+    /mean reward {6}plan_agent=0\.250 tool_call_agent=-0\.500 \(iteration 2\)/,
+    /success rate {5}0\.500 \(iteration 2;/,
+    /ETA {14}2m10s/,
+  ]) assert.match(text, field);
+});
