@@ -1,6 +1,6 @@
 // Postgres schema (drizzle): the append-only event table and the read models projected from it.
 // Migrations in infra/db/migrations are generated from this file by `npm run db:generate`.
-import { bigserial, boolean, doublePrecision, integer, jsonb, pgTable, primaryKey, text, timestamp, unique } from 'drizzle-orm/pg-core';
+import { bigserial, boolean, doublePrecision, index, integer, jsonb, pgTable, primaryKey, text, timestamp, unique } from 'drizzle-orm/pg-core';
 
 /** Every domain event, in global order; `event_id` makes re-delivered events no-ops. */
 export const events = pgTable('events', {
@@ -11,7 +11,20 @@ export const events = pgTable('events', {
   type: text('type').notNull(),
   data: jsonb('data').notNull(),
   recordedAt: timestamp('recorded_at', { withTimezone: true }).notNull().defaultNow(),
+  /**
+   * Hash chain per stream: sha256(hash of the stream's previous event || canonical JSON of
+   * (stream, position, type, data)), hex (services/projector/hashChain.ts). Null on rows
+   * recorded before the chain existed.
+   */
+  hash: text('hash'),
 }, (t) => [unique('events_stream_position').on(t.stream, t.position)]);
+
+/** The head of every stream: its last position and hash. Makes a deleted last event detectable. */
+export const streams = pgTable('streams', {
+  stream: text('stream').primaryKey(),
+  position: integer('position').notNull(),
+  hash: text('hash'),
+});
 
 export const runs = pgTable('runs', {
   runId: text('run_id').primaryKey(),
@@ -32,7 +45,7 @@ export const episodes = pgTable('episodes', {
   success: boolean('success'),
   turns: integer('turns'),
   rewardByAgent: jsonb('reward_by_agent'),
-});
+}, (t) => [index('episodes_run').on(t.runId, t.iteration)]);
 
 export const turnGroups = pgTable('turn_groups', {
   episodeId: text('episode_id').notNull(),
@@ -45,7 +58,36 @@ export const turnGroups = pgTable('turn_groups', {
   policyVersion: integer('policy_version').notNull(),
   samples: jsonb('samples').notNull(),
   chosen: integer('chosen').notNull(),
+  /** The event's position in its episode stream: the order of the groups within a turn. */
+  position: integer('position'),
+  /** Audit content (null on older events): the state the candidates acted from, the handoff, the prompt. */
+  state: jsonb('state'),
+  handoff: jsonb('handoff'),
+  prompt: jsonb('prompt'),
 }, (t) => [primaryKey({ columns: [t.episodeId, t.turn, t.agent] })]);
+
+/** One row per sample (candidate), with the advantage and the update that consumed it once it has. */
+export const samples = pgTable('samples', {
+  sampleId: text('sample_id').primaryKey(),
+  runId: text('run_id').notNull(),
+  iteration: integer('iteration').notNull(),
+  episodeId: text('episode_id').notNull(),
+  turn: integer('turn').notNull(),
+  agent: text('agent').notNull(),
+  groupKey: text('group_key').notNull(),
+  policy: text('policy').notNull(),
+  policyVersion: integer('policy_version').notNull(),
+  candidate: integer('candidate').notNull(),
+  local: doublePrecision('local').notNull(),
+  global: doublePrecision('global').notNull(),
+  /** The mixed reward, local + alpha * global. */
+  reward: doublePrecision('reward').notNull(),
+  chosen: boolean('chosen').notNull(),
+  /** From SamplesConsumed: null until an update has consumed the sample (never, for scripted players). */
+  advantage: doublePrecision('advantage'),
+  consumedFromVersion: integer('consumed_from_version'),
+  consumedToVersion: integer('consumed_to_version'),
+}, (t) => [index('samples_episode').on(t.episodeId), index('samples_run').on(t.runId, t.iteration)]);
 
 export const updates = pgTable('updates', {
   runId: text('run_id').notNull(),

@@ -1,8 +1,10 @@
 // The `tandem` command line. Each sub-command lives in its own file beside this one.
 import { configCommand } from './config.js';
+import { episodesCommand } from './episodes.js';
 import { evalCommand } from './eval.js';
 import { lifecycleCommand } from './lifecycle.js';
 import { replayCommand } from './replay.js';
+import { projectorCommand } from './projector.js';
 import { reportCommand } from './report.js';
 import { sandboxCommand } from './sandbox.js';
 import { stackCommand } from './stack.js';
@@ -28,7 +30,13 @@ const USAGE = `usage: tandem <command>
                                        replay recorded histories against the current workflow
                                        code; exit 1 with the determinism error if one fails
   report RUN_ID [--out DIR]            PNG plots and an HTML page of a run, with episode pages
-                                       (default DIR: <data>/reports/RUN_ID)`;
+                                       (default DIR: <data>/reports/RUN_ID)
+  episodes list --run RUN_ID [--filter success=true,iteration=N ...]
+                                       a run's episodes from the record
+  episodes show EPISODE_ID [--json]    the transcript: prompts, responses, rewards, advantages, updates
+  episodes verify EPISODE_ID | --run RUN_ID
+                                       re-execute episodes from the record and check its hash chains
+  projector rebuild                    rebuild the read models from the events table alone`;
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...args] = argv;
@@ -45,6 +53,10 @@ async function main(argv: string[]): Promise<number> {
       return statusCommand(args);
     case 'sandbox':
       return sandboxCommand(args);
+    case 'episodes':
+      return episodesCommand(args);
+    case 'projector':
+      return projectorCommand(args);
     case 'pause':
     case 'resume':
     case 'stop':

@@ -1,13 +1,23 @@
 // The projection: one event -> the read models. Called inside the transaction that appends the
-// event, and only when the append was new, so a re-delivered event changes nothing.
-import { eq, sql } from 'drizzle-orm';
+// event, and only when the append was new, so a re-delivered event changes nothing. Also used,
+// event by event in global order, by `tandem projector rebuild` (rebuild.ts).
+import { and, eq, sql } from 'drizzle-orm';
 import type { NodePgDatabase } from 'drizzle-orm/node-postgres';
-import type { TandemEvent } from '../../domain/events.js';
-import { checkpoints, episodes, iterations, runs, turnGroups, updates } from '../../infra/db/schema.js';
+import { updateStream, type TandemEvent } from '../../domain/events.js';
+import { checkpoints, episodes, events, iterations, runs, samples, turnGroups, updates } from '../../infra/db/schema.js';
 
-type Tx = Parameters<Parameters<NodePgDatabase['transaction']>[0]>[0];
+export type Tx = Parameters<Parameters<NodePgDatabase['transaction']>[0]>[0];
 
-export async function project(tx: Tx, e: TandemEvent, at: Date): Promise<void> {
+/** Where the event is stored: when, and at which position of its stream. */
+export interface Stored {
+  at: Date;
+  position: number;
+}
+
+type SamplesConsumed = Extract<TandemEvent, { type: 'SamplesConsumed' }>;
+
+export async function project(tx: Tx, e: TandemEvent, stored: Stored): Promise<void> {
+  const at = stored.at;
   switch (e.type) {
     case 'RunStarted':
       await tx
@@ -21,7 +31,7 @@ export async function project(tx: Tx, e: TandemEvent, at: Date): Promise<void> {
         .values({ episodeId: e.episodeId, runId: e.runId, iteration: e.iteration, problemSeed: e.problemSeed, status: 'running' })
         .onConflictDoNothing();
       return;
-    case 'TurnGroupScored':
+    case 'TurnGroupScored': {
       await tx
         .insert(turnGroups)
         .values({
@@ -35,9 +45,42 @@ export async function project(tx: Tx, e: TandemEvent, at: Date): Promise<void> {
           policyVersion: e.policyVersion,
           samples: e.samples,
           chosen: e.chosen,
+          position: stored.position,
+          state: e.state ?? null,
+          handoff: e.handoff ?? null,
+          prompt: e.prompt ?? null,
         })
         .onConflictDoNothing();
+      await tx
+        .insert(samples)
+        .values(
+          e.samples.map((s) => ({
+            sampleId: s.sampleId,
+            runId: e.runId,
+            iteration: e.iteration,
+            episodeId: e.episodeId,
+            turn: e.turn,
+            agent: e.agent,
+            groupKey: e.groupKey,
+            policy: e.policy,
+            policyVersion: e.policyVersion,
+            candidate: s.candidate,
+            local: s.local,
+            global: s.global,
+            reward: s.reward,
+            chosen: s.candidate === e.chosen,
+          })),
+        )
+        .onConflictDoNothing();
+      // Events of different streams may arrive in any order: the update that consumed these
+      // samples may already be stored.
+      const consumed = await tx
+        .select({ data: events.data })
+        .from(events)
+        .where(and(eq(events.stream, updateStream(e.runId, e.policy, e.policyVersion)), eq(events.type, 'SamplesConsumed')));
+      for (const c of consumed) await markConsumed(tx, c.data as SamplesConsumed);
       return;
+    }
     case 'EpisodeFinished':
       await tx
         .update(episodes)
@@ -60,6 +103,9 @@ export async function project(tx: Tx, e: TandemEvent, at: Date): Promise<void> {
         })
         .onConflictDoNothing();
       return;
+    case 'SamplesConsumed':
+      await markConsumed(tx, e);
+      return;
     case 'CheckpointSaved':
       await tx
         .insert(checkpoints)
@@ -76,10 +122,16 @@ export async function project(tx: Tx, e: TandemEvent, at: Date): Promise<void> {
         .set({ iterationsDone: sql`GREATEST(${runs.iterationsDone}, ${e.iteration + 1})` })
         .where(eq(runs.runId, e.runId));
       return;
-    case 'SamplesConsumed':
-      return; // stored in the event table; no read model yet
     case 'RunFinished':
-      await tx.update(runs).set({ status: 'completed', finishedAt: at }).where(eq(runs.runId, e.runId));
+      await tx.update(runs).set({ status: e.reason, finishedAt: at }).where(eq(runs.runId, e.runId));
       return;
   }
+}
+
+/** Each consumed sample gets its advantage and the update (fromVersion -> toVersion) that consumed it. */
+async function markConsumed(tx: Tx, e: SamplesConsumed): Promise<void> {
+  await tx.execute(sql`
+    UPDATE samples SET advantage = a.value::double precision, consumed_from_version = ${e.fromVersion}, consumed_to_version = ${e.toVersion}
+    FROM jsonb_each_text(${JSON.stringify(e.advantages)}::jsonb) AS a(key, value)
+    WHERE samples.sample_id = a.key AND samples.run_id = ${e.runId} AND samples.policy = ${e.policy}`);
 }
