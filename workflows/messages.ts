@@ -23,6 +23,14 @@ export interface IterationSummary {
   durationMs: number;
 }
 
+/** One evaluation of the run's policies on held-out problems (workflows/evaluate.ts). */
+export interface EvaluationPoint {
+  /** Iterations done when it ran (0: before training). */
+  iteration: number;
+  successRate: number;
+  rewardByAgent: Record<string, number>;
+}
+
 export type RunStatus = 'running' | 'updating' | 'paused' | 'stopping' | 'completed' | 'stopped';
 
 export interface RunProgress {
@@ -42,6 +50,8 @@ export interface RunProgress {
   lastCheckpoint: string | null;
   /** The most recent iterations, oldest first. */
   recent: IterationSummary[];
+  /** The most recent evaluations, oldest first. */
+  evaluations: EvaluationPoint[];
   /** Workflow time (epoch ms) at which the current iteration started. */
   iterationStartedAt: number;
   /** Time the current iteration has spent paused, not counting a pause still going on. */

@@ -1,8 +1,9 @@
 // A training run: validate the config, then for each iteration run its planned episodes
 // (planIteration: one per problem under at_grpo, K per problem under grpo) as child workflows
 // (at most episode_window at once), then one update per trainable policy on that policy's
-// worker. Signals pause, resume and stop it (runLifecycle.ts); the progress query shows where
-// it is. Continues as new when Temporal suggests it, carrying only RunState.
+// worker. With val_freq > 0, an evaluation child (evaluate.ts) runs before training, after
+// every val_freq-th iteration and after the last. Signals pause, resume and stop it
+// (runLifecycle.ts); the progress query shows where it is. Continues as new when Temporal suggests it, carrying only RunState.
 import { ApplicationFailure, continueAsNew, executeChild, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { CpuActivities } from '../activities/index.js';
 import { policiesOf, trainable } from '../configs/policies.js';
@@ -10,7 +11,9 @@ import { formatIssues, parseRunConfig } from '../configs/schema.js';
 import { planIteration } from '../domain/atgrpo.js';
 import { envelopes, runStream, type TandemEvent } from '../domain/events.js';
 import { episode, mean, policyActivities, type EpisodeSummary } from './episode.js';
-import { progressQuery, type IterationSummary, type RunProgress } from './messages.js';
+import { evaluate } from './evaluate.js';
+import { inWindow } from './inWindow.js';
+import { progressQuery, type EvaluationPoint, type IterationSummary, type RunProgress } from './messages.js';
 import { policyRef } from './policyRef.js';
 import { RunLifecycle, type LifecycleState } from './runLifecycle.js';
 
@@ -28,6 +31,8 @@ export interface RunState {
   updatesApplied: number;
   lastCheckpoint: string | null;
   recent: IterationSummary[];
+  /** Absent in state carried by runs started before evaluations existed. */
+  evaluations?: EvaluationPoint[];
   lifecycle: LifecycleState;
 }
 
@@ -47,8 +52,10 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
     updatesApplied: 0,
     lastCheckpoint: null,
     recent: [],
+    evaluations: [],
     lifecycle: { pausedSince: null, stopRequested: false },
   };
+  state.evaluations ??= [];
   // Handlers first, so that no signal or query finds the run without them.
   const life = new RunLifecycle(state.lifecycle);
   const runId = workflowInfo().workflowId;
@@ -66,6 +73,7 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
     updatesApplied: state.updatesApplied,
     lastCheckpoint: state.lastCheckpoint,
     recent: state.recent,
+    evaluations: state.evaluations,
     iterationStartedAt: life.iterationStartedAt,
     iterationPausedMs: 0,
     pausedSince: null,
@@ -149,10 +157,23 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
     return { updates, events };
   };
 
+  /** The policies as they are after `done` iterations, on held-out problems. */
+  const evaluateNow = async (done: number) => {
+    const result = await executeChild(evaluate, {
+      workflowId: `${runId}/eval/it${done}`,
+      args: [{ config: cfg, runId, iteration: done, versions: { ...state.versions } }],
+    });
+    const point = { iteration: done, successRate: result.successRate, rewardByAgent: result.rewardByAgent };
+    state.evaluations = [...state.evaluations!, point].slice(-RECENT_ITERATIONS);
+    progress.evaluations = state.evaluations;
+  };
+  const valFreq = cfg.training.val_freq;
+
   if (!carried) {
     // Loading each policy first makes a bad model path fail the run at once, with its reason.
     for (const p of policies) state.versions[p.name] = await policyActivities(p.taskQueue).policyVersion(ref(p));
     await emit({ type: 'RunStarted', runId, config: cfg, totalIterations: total });
+    if (valFreq > 0) await evaluateNow(0);
   }
 
   while (state.iteration < total) {
@@ -178,7 +199,7 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
     state.iteration = it + 1;
     phase = 'running';
     Object.assign(progress, { iteration: state.iteration, episodesDone: 0, recent: state.recent, updatesApplied: state.updatesApplied, lastCheckpoint: state.lastCheckpoint });
-    // Steps after an iteration's update (such as an evaluation) go here: before a stop or a continue-as-new.
+    if (valFreq > 0 && (state.iteration % valFreq === 0 || state.iteration === total)) await evaluateNow(state.iteration);
 
     if (life.stopRequested) break;
     if (state.iteration < total && workflowInfo().continueAsNewSuggested) {
@@ -203,18 +224,4 @@ function summarise(iteration: number, episodes: EpisodeSummary[], updates: Itera
     updates,
     durationMs,
   };
-}
-
-/** Runs fn(0..n-1) with at most `window` in flight; results in index order. */
-async function inWindow<T>(n: number, window: number, fn: (i: number) => Promise<T>): Promise<T[]> {
-  const results = new Array<T>(n);
-  let next = 0;
-  const lane = async () => {
-    while (next < n) {
-      const i = next++;
-      results[i] = await fn(i);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(window, n) }, lane));
-  return results;
 }

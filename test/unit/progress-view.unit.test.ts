@@ -26,6 +26,7 @@ const progress = (over: Partial<RunProgress> = {}): RunProgress => ({
   updatesApplied: 2,
   lastCheckpoint: '/data/runs/r1/checkpoints/shared_model/v000002',
   recent: [iteration(0, 60_000), iteration(1, 40_000)],
+  evaluations: [],
   iterationStartedAt: 1_000_000,
   iterationPausedMs: 0,
   pausedSince: null,
