@@ -1,11 +1,15 @@
 // updatePolicy (policy worker): one AT-GRPO update of one policy from exactly one iteration's
 // samples, read from Kafka (never from workflow history).
-//   1. read the run's trajectories (scores) and rollouts (tokens) published since the last update
+//   1. read the run's trajectories (scores) and rollouts (tokens) published since the last update:
+//      from the offsets of this iteration's consumer group, which the previous update set
 //   2. keep this (run, iteration, policy), each sample id once; join tokens to scores by sample id
 //   3. group-relative advantages per (problem, turn, agent) group
 //   4. the engine steps the policy and saves a checkpoint (idempotent by policy version)
 //   5. publish which samples it consumed (SamplesConsumed, with their advantages)
-//   6. only then move the consumer group's offsets
+//   6. only then set the next iteration's group to where this read ended
+// This iteration's group never moves, so a retry (the worker died after step 6, or Temporal lost
+// the completion) reads the same samples again, the engine replays its recorded result, and the
+// event id of SamplesConsumed is the same: each iteration's samples go into exactly one update.
 import { ApplicationFailure, heartbeat } from '@temporalio/activity';
 import type { Kafka } from 'kafkajs';
 import type { RunConfig } from '../configs/schema.js';
@@ -15,6 +19,7 @@ import { readBatch } from '../infra/kafka/readBatch.js';
 import { TOPICS } from '../infra/settings.js';
 import type { UpdateResult } from '../services/engine/client.js';
 import { ensurePolicy, type PolicyWorkerDeps } from './agentTurn.js';
+import { selectIterationSamples } from './iterationSamples.js';
 import { checkpointRoot, engineKey, type PolicyRef } from './policy.js';
 import type { RolloutRecord, TrajectoryRecord } from './records.js';
 
@@ -42,38 +47,21 @@ export function createUpdateActivities(deps: PolicyWorkerDeps & { kafka: Kafka }
     async updatePolicy(input: UpdateInput): Promise<UpdateSummary> {
       const { policy, iteration } = input;
       await ensurePolicy(deps, policy, null);
-      const batch = await readBatch(deps.kafka, `tandem-update.${policy.runId}.${policy.spec.name}`, [TOPICS.trajectories, TOPICS.rollouts]);
+      const group = (it: number) => `tandem-update.${policy.runId}.${policy.spec.name}.it${it}`;
+      const batch = await readBatch(deps.kafka, group(iteration), [TOPICS.trajectories, TOPICS.rollouts]);
       heartbeat('read');
 
-      const scores = new Map<string, TrajectoryRecord>();
-      const tokens = new Map<string, RolloutRecord>();
-      for (const { topic, value } of batch.records) {
-        const r = JSON.parse(value) as TrajectoryRecord | RolloutRecord;
-        if (r.runId !== policy.runId || r.policy !== policy.spec.name || r.iteration !== iteration) continue;
-        if (topic === TOPICS.trajectories) scores.set(r.sampleId, r as TrajectoryRecord);
-        else tokens.set(r.sampleId, r as RolloutRecord);
+      const selected = selectIterationSamples(batch.records, {
+        runId: policy.runId,
+        policy: policy.spec.name,
+        iteration,
+        fromVersion: input.fromVersion,
+        expected: input.expectedSamples,
+      });
+      if (!selected.ok) {
+        throw selected.retryable ? ApplicationFailure.retryable(selected.message, selected.type) : ApplicationFailure.nonRetryable(selected.message, selected.type);
       }
-      if (scores.size !== input.expectedSamples) {
-        // Retryable: a publish may not be visible yet. Never update on a partial iteration.
-        throw ApplicationFailure.retryable(
-          `iteration ${iteration} of ${policy.spec.name}: ${scores.size} scored samples in Kafka, ${input.expectedSamples} expected`,
-          'IncompleteIteration',
-        );
-      }
-      const missing = [...scores.keys()].filter((id) => !tokens.has(id));
-      if (missing.length > 0) {
-        throw ApplicationFailure.nonRetryable(`${missing.length} scored samples have no rollout record, e.g. ${missing[0]}`, 'MissingRollout');
-      }
-      for (const s of scores.values()) {
-        if (s.policyVersion !== input.fromVersion) {
-          throw ApplicationFailure.nonRetryable(
-            `sample ${s.sampleId} came from version ${s.policyVersion}, the update starts from ${input.fromVersion}`,
-            'OffPolicySample',
-          );
-        }
-      }
-
-      const scored = [...scores.values()];
+      const { scores: scored, tokens } = selected;
       const advantages = groupAdvantages(scored, { normByStd: input.update.norm_adv_by_std, zeroVariance: input.update.zero_variance_groups });
       // Samples of dropped (zero-variance) groups are consumed by this update but not trained on.
       const trained = scored.filter((s) => advantages.has(s.sampleId));
@@ -114,7 +102,7 @@ export function createUpdateActivities(deps: PolicyWorkerDeps & { kafka: Kafka }
         },
       ]);
       await deps.producer.send(TOPICS.events, consumed.map((e) => ({ key: e.stream, value: JSON.stringify(e) })));
-      await batch.commit();
+      await batch.commit(group(iteration + 1));
       return {
         fromVersion: input.fromVersion,
         toVersion: result.version,

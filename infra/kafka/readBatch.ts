@@ -3,10 +3,16 @@
 // offsets only after it has durably used the records (see commit()).
 import type { Kafka } from 'kafkajs';
 
+/** A read that has not reached its end by then fails (e.g. the broker died mid-read), so the caller can retry. */
+const READ_TIMEOUT_MS = 120_000;
+
 export interface BatchRead {
   records: { topic: string; value: string }[];
-  /** Moves the group's offsets to the end of what was read. */
-  commit(): Promise<void>;
+  /**
+   * Sets a group's offsets to the end of what was read: by default the group read from; another
+   * group, to leave this one where it was so that the same range can be read again.
+   */
+  commit(toGroup?: string): Promise<void>;
 }
 
 export async function readBatch(kafka: Kafka, groupId: string, topics: string[]): Promise<BatchRead> {
@@ -29,11 +35,16 @@ export async function readBatch(kafka: Kafka, groupId: string, topics: string[])
     }
     const records: BatchRead['records'] = [];
     if (remaining.size > 0) {
-      const consumer = kafka.consumer({ groupId, allowAutoTopicCreation: false });
+      // A short session, so that a member left behind by a killed reader stops blocking the group soon.
+      const consumer = kafka.consumer({ groupId, allowAutoTopicCreation: false, sessionTimeout: 10_000, heartbeatInterval: 1_000 });
       await consumer.connect();
+      let timer: NodeJS.Timeout | undefined;
       try {
         await consumer.subscribe({ topics, fromBeginning: true });
         await new Promise<void>((resolve, reject) => {
+          // kafkajs restarts a crashed consumer by itself; a read must not wait on that forever.
+          consumer.on(consumer.events.CRASH, ({ payload }) => reject(new Error(`reading ${topics.join(', ')} for ${groupId}: ${payload.error.message}`)));
+          timer = setTimeout(() => reject(new Error(`reading ${topics.join(', ')} for ${groupId}: not at the end after ${READ_TIMEOUT_MS / 1000}s`)), READ_TIMEOUT_MS);
           consumer
             .run({
               autoCommit: false,
@@ -51,12 +62,13 @@ export async function readBatch(kafka: Kafka, groupId: string, topics: string[])
             .catch(reject);
         });
       } finally {
+        clearTimeout(timer);
         await consumer.disconnect();
       }
     }
     return {
       records,
-      commit: async () => {
+      commit: async (toGroup = groupId) => {
         const admin2 = kafka.admin();
         await admin2.connect();
         try {
@@ -64,7 +76,7 @@ export async function readBatch(kafka: Kafka, groupId: string, topics: string[])
             const partitions = [...ends.entries()]
               .filter(([id]) => id.startsWith(`${topic}:`))
               .map(([id, end]) => ({ partition: Number(id.slice(topic.length + 1)), offset: end.toString() }));
-            await admin2.setOffsets({ groupId, topic, partitions });
+            await admin2.setOffsets({ groupId: toGroup, topic, partitions });
           }
         } finally {
           await admin2.disconnect();

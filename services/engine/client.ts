@@ -2,6 +2,8 @@
 // speaks JSON lines on stdin/stdout (see services/engine/PROTOCOL.md). If the process dies,
 // requests in flight fail (Temporal retries their activities) and the next request starts a
 // fresh engine, which reloads each policy from its latest checkpoint on first use.
+// The engine dies with the worker (parent-death signal): a worker killed with -9 must not leave
+// an orphan engine that finishes an update and writes a checkpoint behind the next worker's back.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { projectPath } from '../../infra/settings.js';
@@ -26,7 +28,8 @@ export class EngineClient {
   /** Starts the engine if it is not running; resolves once it has said it is ready. */
   start(): Promise<void> {
     if (this.ready) return this.ready;
-    const proc = spawn(projectPath('.venv/bin/python'), [projectPath('services/engine/engine.py'), '--device', this.device], {
+    const python = [projectPath('.venv/bin/python'), projectPath('services/engine/engine.py'), '--device', this.device];
+    const proc = spawn('/usr/bin/setpriv', ['--pdeathsig', 'KILL', '--', ...python], {
       stdio: ['pipe', 'pipe', 'pipe'],
       env: { ...process.env, HF_HUB_OFFLINE: '1', TRANSFORMERS_OFFLINE: '1', PYTHONUNBUFFERED: '1' },
     });

@@ -1,0 +1,82 @@
+// Fault tests on the real stack: one run, and while it runs every process is killed with -9 in
+// turn, at a seeded random moment (while episodes sample, or while the update runs), and
+// restarted after a seeded random outage: the CPU worker, the policy worker, the engine, the
+// projector, the Kafka broker and the Temporal server. The run must finish, and Postgres must
+// show every iteration's samples consumed by exactly one update.
+// The seed is printed; TANDEM_FAULT_SEED=<seed> replays the same schedule.
+import assert from 'node:assert/strict';
+import { after, test } from 'node:test';
+import type { WorkflowHandle } from '@temporalio/client';
+import { loadRunConfig } from '../../configs/load.js';
+import { CPU_QUEUE } from '../../infra/settings.js';
+import { progressQuery, type RunProgress } from '../../workflows/messages.js';
+import { trainingRun } from '../../workflows/trainingRun.js';
+import { assertExactlyOnce } from '../support/exactlyOnce.js';
+import { faultSeed, kill9, restart, resultAcrossOutages, seededRandom, shuffled, sleep, type FaultTarget } from '../support/faults.js';
+import { temporal } from '../support/stack.js';
+
+const TARGETS: FaultTarget[] = ['cpu-worker', 'policy-worker', 'engine', 'projector', 'kafka', 'temporal'];
+const ITERATIONS = 8;
+
+const t = await temporal();
+after(() => t.close());
+
+const log = (line: string) => console.log(`[faults] ${new Date().toISOString().slice(11, 19)} ${line}`);
+
+/** The run's progress, or undefined while it cannot be asked (Temporal or the CPU worker is down). */
+async function progress(handle: WorkflowHandle): Promise<RunProgress | undefined> {
+  return handle.query(progressQuery).catch(() => undefined);
+}
+
+/** Waits until the run is in the wanted phase; fails if it finishes first. */
+async function waitForPhase(handle: WorkflowHandle, phase: 'sampling' | 'updating', target: FaultTarget): Promise<RunProgress> {
+  const deadline = Date.now() + 600_000;
+  for (;;) {
+    const p = await progress(handle);
+    if (p?.status === 'completed') {
+      throw new Error(`the run finished before ${target} could be killed: raise ITERATIONS (seed ${seed})`);
+    }
+    // Sampling: some episode of the iteration has finished, so others are mid-turn.
+    if (p && (phase === 'updating' ? p.status === 'updating' : p.status === 'running' && p.episodesDone >= 1)) return p;
+    if (Date.now() > deadline) throw new Error(`the run never reached ${phase} for ${target} (seed ${seed})`);
+    await sleep(phase === 'updating' ? 100 : 500);
+  }
+}
+
+const seed = faultSeed();
+
+test(`kill -9 of every process mid-run, each restarted: the run finishes, every sample in exactly one update (seed ${seed})`, { timeout: 40 * 60_000 }, async () => {
+  log(`seed ${seed}; replay with TANDEM_FAULT_SEED=${seed}`);
+  const random = seededRandom(seed);
+  const cfg = loadRunConfig('configs/planpath/planpath_L1_prompt.yaml', [
+    `training.total_training_steps=${ITERATIONS}`,
+    'training.train_batch_size=2',
+    'training.train_sample_num=2',
+    'training.max_response_length=24',
+    'env.max_turns=2',
+  ]);
+  assert.ok(cfg.ok);
+  const runId = `faults-${seed}-${Date.now()}`;
+  const handle = await t.client.workflow.start(trainingRun, { taskQueue: CPU_QUEUE, workflowId: runId, args: [{ config: cfg.config }] });
+  log(`run ${runId} started`);
+
+  for (const target of shuffled(TARGETS, random)) {
+    const phase = random() < 0.5 ? 'sampling' : 'updating';
+    // Updates of the tiny model take about a second: kill soon after the phase starts.
+    const delayMs = Math.round((phase === 'updating' ? 500 : 8_000) * random());
+    const downMs = Math.round(1_000 + 7_000 * random());
+    const p = await waitForPhase(handle, phase, target);
+    await sleep(delayMs);
+    const pid = await kill9(target);
+    log(`killed ${target} (pid ${pid}) ${delayMs} ms into ${phase} of iteration ${p.iteration}; down for ${downMs} ms`);
+    await sleep(downMs);
+    await restart(target, log);
+  }
+
+  const result = await resultAcrossOutages(handle, 30 * 60_000);
+  log(`run finished: ${result.updatesApplied} updates, versions ${JSON.stringify(result.versions)}`);
+  assert.equal(result.status, 'completed');
+  assert.deepEqual(result.versions, { shared_model: ITERATIONS });
+  const { samples } = await assertExactlyOnce(runId, { iterations: ITERATIONS, policies: ['shared_model'] });
+  log(`exactly once: ${samples} samples, each in one update`);
+});

@@ -1,0 +1,69 @@
+// The exactly-once property of a finished run, checked from Postgres's `events` table alone:
+//   - for every (iteration, policy) there is exactly one SamplesConsumed and one UpdateApplied;
+//   - the sample ids a SamplesConsumed lists are exactly the sample ids of that iteration's
+//     TurnGroupScored events for that policy;
+//   - no sample id is scored twice, and none is consumed by two updates;
+//   - each policy's versions go from..to as 0→1→…→N, one step per iteration.
+import assert from 'node:assert/strict';
+import { and, eq, inArray, sql } from 'drizzle-orm';
+import { events } from '../../infra/db/schema.js';
+import type { TandemEvent } from '../../domain/events.js';
+import { database, eventually } from './stack.js';
+
+type Of<T extends TandemEvent['type']> = Extract<TandemEvent, { type: T }>;
+
+/** Waits for the run's RunFinished in Postgres, then asserts exactly-once; returns what it checked. */
+export async function assertExactlyOnce(runId: string, opts: { iterations: number; policies: string[] }): Promise<{ samples: number }> {
+  const pg = database();
+  try {
+    const runEvents = (types: string[]) =>
+      pg.db
+        .select({ type: events.type, data: events.data })
+        .from(events)
+        .where(and(inArray(events.type, types), eq(sql`${events.data}->>'runId'`, runId)));
+    await eventually(`RunFinished of ${runId} in Postgres`, async () => ((await runEvents(['RunFinished'])).length > 0 ? true : undefined), 300_000);
+    const rows = await runEvents(['TurnGroupScored', 'SamplesConsumed', 'UpdateApplied']);
+    const of = <T extends TandemEvent['type']>(type: T) => rows.filter((r) => r.type === type).map((r) => r.data as Of<T>);
+
+    const scored = new Map<string, Set<string>>(); // "<iteration>/<policy>" -> sample ids
+    const everScored = new Set<string>();
+    for (const g of of('TurnGroupScored')) {
+      const ids = scored.get(`${g.iteration}/${g.policy}`) ?? new Set<string>();
+      scored.set(`${g.iteration}/${g.policy}`, ids);
+      for (const s of g.samples) {
+        assert.ok(!everScored.has(s.sampleId), `sample ${s.sampleId} is scored twice`);
+        everScored.add(s.sampleId);
+        ids.add(s.sampleId);
+      }
+    }
+
+    const consumedBy = new Map<string, string>(); // sample id -> the update that consumed it
+    for (const policy of opts.policies) {
+      for (let it = 0; it < opts.iterations; it++) {
+        const where = `iteration ${it}, policy ${policy}`;
+        const consumed = of('SamplesConsumed').filter((e) => e.iteration === it && e.policy === policy);
+        const applied = of('UpdateApplied').filter((e) => e.iteration === it && e.policy === policy);
+        assert.equal(consumed.length, 1, `${where}: ${consumed.length} SamplesConsumed events, expected 1`);
+        assert.equal(applied.length, 1, `${where}: ${applied.length} UpdateApplied events, expected 1`);
+        const [c] = consumed;
+        assert.deepEqual([c.fromVersion, c.toVersion], [it, it + 1], `${where}: versions ${c.fromVersion}->${c.toVersion}`);
+        assert.deepEqual([applied[0].fromVersion, applied[0].toVersion], [it, it + 1], `${where}: UpdateApplied versions`);
+        const ids = Object.keys(c.advantages);
+        const expected = scored.get(`${it}/${policy}`) ?? new Set<string>();
+        assert.ok(expected.size > 0, `${where}: no TurnGroupScored samples`);
+        assert.deepEqual(new Set(ids), expected, `${where}: consumed sample ids differ from the scored ones`);
+        for (const id of ids) {
+          const other = consumedBy.get(id);
+          assert.ok(other === undefined, `sample ${id} consumed by two updates: ${other} and ${where}`);
+          consumedBy.set(id, where);
+        }
+      }
+    }
+    const stray = of('SamplesConsumed').filter((e) => !opts.policies.includes(e.policy) || e.iteration >= opts.iterations);
+    assert.equal(stray.length, 0, `SamplesConsumed for unexpected updates: ${JSON.stringify(stray.map((e) => [e.iteration, e.policy]))}`);
+    assert.equal(consumedBy.size, everScored.size, 'every scored sample was consumed');
+    return { samples: consumedBy.size };
+  } finally {
+    await pg.close();
+  }
+}

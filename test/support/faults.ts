@@ -1,0 +1,101 @@
+// Fault injection on the test stack: kill -9 a service, bring it back with `stack up <service>`,
+// and wait out outages. Every random choice comes from one seeded generator whose seed is
+// printed, so a failing schedule can be replayed with TANDEM_FAULT_SEED=<seed>.
+import { readFileSync } from 'node:fs';
+import type { WorkflowHandle } from '@temporalio/client';
+import { stackUp } from '../../infra/stack.js';
+import { childPids, servicePid } from './processes.js';
+
+/** What a fault test can kill: the stack's services, plus the engine inside the policy worker. */
+export type FaultTarget = 'cpu-worker' | 'policy-worker' | 'engine' | 'projector' | 'kafka' | 'temporal';
+
+/** mulberry32: a small seeded generator of floats in [0, 1). */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** The seed: TANDEM_FAULT_SEED if set (to replay a failure), else a fresh one. */
+export function faultSeed(): number {
+  const fixed = process.env.TANDEM_FAULT_SEED;
+  if (fixed !== undefined && fixed !== '') {
+    const n = Number(fixed);
+    if (!Number.isInteger(n)) throw new Error(`TANDEM_FAULT_SEED=${fixed} is not an integer`);
+    return n;
+  }
+  return Math.floor(Math.random() * 2 ** 31);
+}
+
+export function shuffled<T>(xs: readonly T[], random: () => number): T[] {
+  const out = [...xs];
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [out[i], out[j]] = [out[j], out[i]];
+  }
+  return out;
+}
+
+export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+function pidOf(target: FaultTarget): number {
+  if (target !== 'engine') return servicePid(target);
+  const [engine] = childPids(servicePid('policy-worker'), 'engine.py');
+  if (!engine) throw new Error('the policy worker has no engine process to kill');
+  return engine;
+}
+
+/** kill -9 the target's process and wait until it is gone; returns its pid. */
+export async function kill9(target: FaultTarget): Promise<number> {
+  const pid = pidOf(target);
+  process.kill(pid, 'SIGKILL');
+  const deadline = Date.now() + 30_000;
+  while (alive(pid)) {
+    if (Date.now() > deadline) throw new Error(`${target} (pid ${pid}) survived SIGKILL for 30s`);
+    await sleep(100);
+  }
+  return pid;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  // A zombie is dead too; it only waits for its parent to reap it.
+  try {
+    return !/\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+/** Starts the target again (the engine needs nothing: the policy worker starts a fresh one). */
+export async function restart(target: FaultTarget, say: (line: string) => void): Promise<void> {
+  if (target === 'engine') return;
+  await stackUp({ only: [target], say });
+}
+
+/**
+ * A workflow's result, waited for across Temporal outages: a call that fails because the
+ * server is down (or restarting) is repeated until the deadline.
+ */
+export async function resultAcrossOutages<T>(handle: WorkflowHandle<(...args: any[]) => Promise<T>>, timeoutMs: number): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await handle.result();
+    } catch (err) {
+      const name = (err as Error).name;
+      // The run itself failed: report it as it is.
+      if (name === 'WorkflowFailedError' || Date.now() > deadline) throw err;
+      await sleep(2_000);
+    }
+  }
+}
