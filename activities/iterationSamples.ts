@@ -1,0 +1,51 @@
+// Which records one update may use: the on-policy filter of updatePolicy, as a pure function.
+// Only this (run, policy, iteration) counts; each sample id once (a retried publish repeats
+// records); rollouts that were never scored (a retried agent turn's first attempt) are left
+// out by the join; and every sample must come from the version the update starts from.
+import { TOPICS } from '../infra/settings.js';
+import type { RolloutRecord, TrajectoryRecord } from './records.js';
+
+export interface IterationWanted {
+  runId: string;
+  policy: string;
+  iteration: number;
+  fromVersion: number;
+  /** How many scored samples the iteration's episodes published for this policy. */
+  expected: number;
+}
+
+export type IterationSamples =
+  | { ok: true; scores: TrajectoryRecord[]; tokens: Map<string, RolloutRecord> }
+  /** retryable: the iteration is not all in Kafka yet; otherwise the records can never make a valid update. */
+  | { ok: false; retryable: boolean; type: 'IncompleteIteration' | 'MissingRollout' | 'OffPolicySample'; message: string };
+
+export function selectIterationSamples(records: { topic: string; value: string }[], want: IterationWanted): IterationSamples {
+  const scores = new Map<string, TrajectoryRecord>();
+  const tokens = new Map<string, RolloutRecord>();
+  for (const { topic, value } of records) {
+    const r = JSON.parse(value) as TrajectoryRecord | RolloutRecord;
+    if (r.runId !== want.runId || r.policy !== want.policy || r.iteration !== want.iteration) continue;
+    if (topic === TOPICS.trajectories) scores.set(r.sampleId, r as TrajectoryRecord);
+    else if (topic === TOPICS.rollouts) tokens.set(r.sampleId, r as RolloutRecord);
+  }
+  const where = `iteration ${want.iteration} of ${want.policy}`;
+  if (scores.size !== want.expected) {
+    // Never update on a partial iteration; a publish may not be visible yet.
+    return { ok: false, retryable: true, type: 'IncompleteIteration', message: `${where}: ${scores.size} scored samples in Kafka, ${want.expected} expected` };
+  }
+  const missing = [...scores.keys()].filter((id) => !tokens.has(id));
+  if (missing.length > 0) {
+    return { ok: false, retryable: false, type: 'MissingRollout', message: `${where}: ${missing.length} scored samples have no rollout record, e.g. ${missing[0]}` };
+  }
+  for (const s of scores.values()) {
+    if (s.policyVersion !== want.fromVersion || tokens.get(s.sampleId)!.policyVersion !== want.fromVersion) {
+      return {
+        ok: false,
+        retryable: false,
+        type: 'OffPolicySample',
+        message: `${where}: sample ${s.sampleId} came from version ${s.policyVersion}, the update starts from ${want.fromVersion}`,
+      };
+    }
+  }
+  return { ok: true, scores: [...scores.values()], tokens };
+}
