@@ -10,7 +10,7 @@ const TOKENS = [16, 64, 256, 1024, 4096, 16384, 65536];
 export function createWorkerMetrics(worker: string) {
   const registry = new Registry();
   registry.setDefaultLabels({ worker });
-  collectDefaultMetrics({ register: registry, prefix: 'tandem_process_' });
+  collectDefaultMetrics({ register: registry, prefix: 'tandem_' });
   const registers = [registry];
   return {
     registry,

@@ -2,13 +2,14 @@
 import { escapeXml as esc } from './chart.js';
 import type { NamedChart } from './charts.js';
 import { episodePagePath, episodeScore } from './episodes.js';
+import type { Transcript, TranscriptStep } from '../audit/transcript.js';
 import type { RunData } from './load.js';
 
 const num = (x: number | null | undefined, digits = 3) => (typeof x === 'number' && Number.isFinite(x) ? x.toFixed(digits) : '–');
 
 const STYLE = `body{font-family:system-ui,sans-serif;margin:2em;max-width:1100px;color:#222}
 table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}
-th{background:#f3f3f3}td.l,th.l{text-align:left}figure{margin:1.5em 0}figcaption{color:#555;max-width:760px}
+th{background:#f3f3f3}td.l,th.l{text-align:left}td pre{margin:0;max-width:520px;text-align:left}figure{margin:1.5em 0}figcaption{color:#555;max-width:760px}
 pre{background:#f7f7f7;padding:.6em;white-space:pre-wrap;border:1px solid #e3e3e3}.chosen{background:#eaf6ea}`;
 
 function page(title: string, body: string): string {
@@ -72,28 +73,42 @@ ${table(['episode', 'iteration', 'problem seed', 'success', 'turns', ...episodeA
   );
 }
 
-/** An episode's page: its summary and, per (turn, agent) group, every candidate's scores. */
-export function episodePage(d: RunData, episodeId: string, transcriptText?: string): string {
-  const e = d.episodes.find((x) => x.episodeId === episodeId);
-  if (!e) throw new Error(`episode ${episodeId} is not in run ${d.run.runId}`);
-  const groups = d.turnGroups.filter((g) => g.episodeId === episodeId).sort((a, b) => a.turn - b.turn);
-  const sections = groups.map((g) => {
-    const candidates = [...g.samples].sort((a, b) => a.candidate - b.candidate);
-    const rows = candidates.map((s) => [String(s.candidate), num(s.local), num(s.global), num(s.reward), esc(s.outcome), s.candidate === g.chosen ? 'chosen' : '']);
-    const rowClass = (i: number) => (candidates[i].candidate === g.chosen ? 'chosen' : '');
-    return `<h3>Turn ${g.turn + 1} · ${esc(g.agent)} · ${esc(g.policy)} v${g.policyVersion}</h3>\n${table(['candidate', 'local', 'global', 'reward', 'outcome', ''], rows, rowClass)}`;
-  });
+const json = (x: unknown) => JSON.stringify(x, null, 2);
+
+function step(s: TranscriptStep): string {
+  const shown = [
+    `<h4>Observation</h4>\n<pre>${s.observation === null ? '(not recorded)' : esc(json(s.observation))}</pre>`,
+    s.handoff === null ? '' : `<h4>Handoff</h4>\n<pre>${esc(json(s.handoff))}</pre>`,
+    `<h4>Prompt</h4>\n${s.prompt === null ? '<pre>(not recorded)</pre>' : s.prompt.map((m) => `<p><b>${esc(m.role)}</b></p><pre>${esc(m.content)}</pre>`).join('\n')}`,
+  ];
+  const rows = s.candidates.map((c) => [
+    `${c.candidate}${c.chosen ? ' (chosen)' : ''}`,
+    `<pre>${esc(c.text ?? '(not recorded)')}</pre>`,
+    esc(c.outcome),
+    num(c.local),
+    num(c.global),
+    num(c.reward),
+    num(c.advantage),
+    c.update ? `${esc(c.update.policy)} v${c.update.fromVersion}→v${c.update.toVersion}` : '–',
+  ]);
+  const rowClass = (i: number) => (s.candidates[i].chosen ? 'chosen' : '');
+  return `<h3>Turn ${s.turn + 1} · ${esc(s.agent)} · ${esc(s.policy)} v${s.policyVersion}</h3>
+<p>Group ${esc(s.groupKey)}; the episode continued from candidate ${s.chosen}.</p>
+${shown.join('\n')}
+<h4>Candidates</h4>
+${table(['candidate', 'response', 'outcome', 'local', 'global', 'reward', 'advantage', 'update'], rows, rowClass)}`;
+}
+
+/** An episode's page, from its audit transcript: per (turn, agent) step what the agent was shown and every candidate. */
+export function episodePage(t: Transcript): string {
+  const rewards = Object.entries(t.rewardByAgent ?? {}).map(([a, v]) => `${esc(a)} ${num(v)}`).join(', ');
   return page(
-    `Episode ${episodeId}`,
-    `<p><a href="../index.html">← run ${esc(d.run.runId)}</a></p>
-<h1>Episode ${esc(episodeId)}</h1>
-<p>Iteration ${e.iteration + 1}, problem seed ${e.problemSeed}, ${esc(e.status)}, success ${e.success === null ? '–' : e.success ? 'yes' : 'no'}, ${
-      e.turns ?? '–'
-    } turns. Reward of the chosen candidates: ${Object.entries(e.rewardByAgent ?? {})
-      .map(([a, v]) => `${esc(a)} ${num(v)}`)
-      .join(', ')}.</p>
-<h2>Turn groups</h2>
-${sections.join('\n')}
-${transcriptText === undefined ? '' : `<h2>Transcript</h2>\n<pre>${esc(transcriptText)}</pre>`}`,
+    `Episode ${t.episodeId}`,
+    `<p><a href="../index.html">← run ${esc(t.runId)}</a></p>
+<h1>Episode ${esc(t.episodeId)}</h1>
+<p>${esc(t.env ?? 'env ?')}, iteration ${t.iteration + 1}, problem seed ${t.problemSeed}, ${esc(t.status)}, success ${
+      t.success === null ? '–' : t.success ? 'yes' : 'no'
+    }, ${t.turns ?? '–'} turns. Reward of the chosen candidates: ${rewards || '–'}. The same transcript as text: <code>npx tandem episodes show ${esc(t.episodeId)}</code>.</p>
+${t.steps.map(step).join('\n')}`,
   );
 }

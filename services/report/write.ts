@@ -1,8 +1,10 @@
 // `tandem report`: reads a run from Postgres and writes <out>/index.html, one PNG per chart and
-// one page per linked episode under <out>/episodes/.
+// one page per linked episode under <out>/episodes/, rendered from its audit transcript
+// (services/audit/transcript.ts).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { NodePgDatabase } from 'drizzle-orm/node-postgres';
+import { loadTranscript } from '../audit/transcript.js';
 import { lineChart } from './chart.js';
 import { reportCharts } from './charts.js';
 import { episodePagePath, episodesToLink } from './episodes.js';
@@ -27,7 +29,8 @@ export async function writeReport(db: NodePgDatabase, runId: string, outDir: str
     return path;
   };
   const plots = charts.map((c) => write(`${c.file}.png`, svgToPng(lineChart(c.spec))));
-  const episodes = [...linked].map((id) => write(episodePagePath(runId, id), episodePage(data, id)));
+  const episodes: string[] = [];
+  for (const id of linked) episodes.push(write(episodePagePath(runId, id), episodePage(await loadTranscript(db, id))));
   const index = write('index.html', indexPage(data, charts, linked, new Date()));
   return { index, plots, episodes };
 }

@@ -6,6 +6,7 @@ import { reportCharts } from '../../services/report/charts.js';
 import { episodePagePath, episodesToLink, LINK_ALL_UP_TO } from '../../services/report/episodes.js';
 import { episodePage, indexPage } from '../../services/report/html.js';
 import type { RunData } from '../../services/report/load.js';
+import type { Transcript } from '../../services/audit/transcript.js';
 import { svgToPng } from '../../services/report/png.js';
 
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
@@ -72,7 +73,7 @@ test('a few episodes are all linked; many: the best and worst of each iteration'
   assert.equal(episodePagePath('r1', 'r1/it3/ep1'), 'episodes/it3-ep1.html');
 });
 
-test('the index links every plot and linked episode page; episode pages escape text and link back', () => {
+test('the index links every plot and every linked episode page', () => {
   const d = runData(2);
   const charts = reportCharts(d);
   const linked = episodesToLink(d.episodes);
@@ -80,9 +81,32 @@ test('the index links every plot and linked episode page; episode pages escape t
   const hrefs = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]);
   assert.deepEqual(hrefs.filter((h) => h.endsWith('.png')), charts.map((c) => `${c.file}.png`));
   assert.deepEqual(hrefs.filter((h) => h.endsWith('.html')).sort(), [...linked].map((id) => episodePagePath('r1', id)).sort());
-  const ep = episodePage(d, 'r1/it0/ep1');
+});
+
+test('an episode page shows each step: observation, prompt, every candidate with its response, scores, advantage and update', () => {
+  const candidate = (c: number, chosen: boolean) => ({
+    sampleId: `s${c}`, candidate: c, text: c ? 'print(<1>)' : null, outcome: 'ok & fine', local: c, global: 1, reward: c + 1,
+    done: null, solved: null, chosen, advantage: c ? 0.7 : null, update: c ? { policy: 'shared', fromVersion: 0, toVersion: 1 } : null,
+  });
+  const t: Transcript = {
+    episodeId: 'r1/it0/ep1', runId: 'r1', iteration: 0, problemSeed: 7, env: 'planpath', status: 'finished', success: false, turns: 1,
+    rewardByAgent: { coder: 2 },
+    steps: [
+      { turn: 0, agent: 'coder', groupKey: 'g0', policy: 'shared', policyVersion: 0, observation: { grid: '#.<' }, handoff: null,
+        prompt: [{ role: 'user', content: 'solve <this>' }], chosen: 1, candidates: [candidate(0, false), candidate(1, true)] },
+      { turn: 0, agent: 'tester', groupKey: 'g1', policy: 'shared', policyVersion: 0, observation: null, handoff: { code: 'x' },
+        prompt: null, chosen: 0, candidates: [candidate(0, true)] },
+    ],
+  };
+  const ep = episodePage(t);
   assert.match(ep, /href="..\/index.html"/);
-  assert.match(ep, /bad &lt;x&gt;/);
-  assert.equal(ep.match(/<tr class="chosen">/g)?.length, 3, 'one chosen candidate per group');
-  assert.throws(() => episodePage(d, 'r1/it9/ep9'), /episode r1\/it9\/ep9 is not in run r1/);
+  assert.deepEqual(ep.match(/<h3>[^<]*<\/h3>/g), ['<h3>Turn 1 · coder · shared v0</h3>', '<h3>Turn 1 · tester · shared v0</h3>']);
+  assert.equal(ep.match(/<tr class="chosen">/g)?.length, 2, 'one chosen candidate per step');
+  assert.match(ep, /&quot;grid&quot;: &quot;#.&lt;&quot;/, 'the observation, escaped');
+  assert.match(ep, /<pre>solve &lt;this&gt;<\/pre>/);
+  assert.match(ep, /<pre>print\(&lt;1&gt;\)<\/pre>/);
+  assert.match(ep, /ok &amp; fine/);
+  assert.match(ep, /0\.700<\/td><td>shared v0→v1<\/td>/);
+  assert.match(ep, /<h4>Handoff<\/h4>/);
+  assert.match(ep, /\(not recorded\)/);
 });

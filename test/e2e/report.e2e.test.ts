@@ -1,0 +1,98 @@
+// End to end: a short real run, then `tandem report` writes its plots and pages from Postgres.
+// Every PNG is a valid, non-empty PNG; every link of the HTML resolves to a file.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { after, before, test } from 'node:test';
+import { eq } from 'drizzle-orm';
+import { episodes, runs } from '../../infra/db/schema.js';
+import { database, eventually } from '../support/stack.js';
+
+const ITERATIONS = 2;
+const EPISODES = 2;
+const runId = `report-e2e-${Date.now()}`;
+const out = mkdtempSync(join(tmpdir(), 'tandem-report-'));
+const pg = database();
+after(() => pg.close());
+
+const tandem = (...args: string[]) => spawnSync(process.execPath, ['bin/tandem.js', ...args], { encoding: 'utf8', timeout: 900_000 });
+
+let report: ReturnType<typeof tandem>;
+
+before(async () => {
+  const train = tandem(
+    'train', 'configs/planpath/planpath_L1_prompt.yaml',
+    `training.total_training_steps=${ITERATIONS}`,
+    `training.train_batch_size=${EPISODES}`,
+    'training.train_sample_num=2',
+    'training.max_response_length=16',
+    'env.max_turns=2',
+    '--id', runId, '--wait',
+  );
+  assert.equal(train.status, 0, train.stderr);
+  // The projector writes the read models shortly after the run ends.
+  await eventually('the run completed in Postgres', async () => {
+    const [run] = await pg.db.select({ status: runs.status }).from(runs).where(eq(runs.runId, runId));
+    return run?.status === 'completed' ? run : undefined;
+  });
+  report = tandem('report', runId, '--out', out);
+});
+
+/** Width and height from a PNG's IHDR chunk, after checking the signature. */
+function pngSize(file: string): { width: number; height: number } {
+  const b = readFileSync(file);
+  assert.deepEqual(b.subarray(0, 8), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), `${file} is a PNG`);
+  assert.equal(b.subarray(12, 16).toString('latin1'), 'IHDR', file);
+  return { width: b.readUInt32BE(16), height: b.readUInt32BE(20) };
+}
+
+const links = (html: string) => [...html.matchAll(/(?:src|href)="([^"#]+)"/g)].map((m) => m[1]);
+
+test('tandem report writes index.html, the plots and the episode pages', () => {
+  assert.equal(report.status, 0, report.stderr);
+  assert.match(report.stdout, new RegExp(`${join(out, 'index.html')}`));
+  const pngs = readdirSync(out).filter((f) => f.endsWith('.png')).sort();
+  assert.deepEqual(pngs, [
+    'reward_per_agent.png', 'reward_per_turn.png', 'success_rate.png', 'tokens_per_second.png',
+    'update_clip_fraction.png', 'update_kl.png', 'update_loss.png',
+  ]);
+  for (const f of pngs) {
+    assert.ok(statSync(join(out, f)).size > 5_000, `${f} has the drawing in it`);
+    assert.deepEqual(pngSize(join(out, f)), { width: 760, height: 420 }, f);
+  }
+});
+
+test("every link of index.html and of the episode pages resolves to a file; every episode of the run is linked", async () => {
+  const index = join(out, 'index.html');
+  const indexLinks = links(readFileSync(index, 'utf8'));
+  const pages = indexLinks.filter((l) => l.endsWith('.html'));
+  const rows = await pg.db.select({ episodeId: episodes.episodeId }).from(episodes).where(eq(episodes.runId, runId));
+  assert.equal(rows.length, ITERATIONS * EPISODES);
+  assert.equal(pages.length, rows.length, 'few episodes: each has a page');
+  assert.equal(indexLinks.filter((l) => l.endsWith('.png')).length, 7);
+  for (const file of [index, ...pages.map((p) => join(out, p))]) {
+    const html = readFileSync(file, 'utf8');
+    for (const link of links(html)) {
+      const target = resolve(dirname(file), link);
+      assert.ok(existsSync(target), `${file} links ${link}, which is missing`);
+    }
+  }
+  for (const { episodeId } of rows) assert.match(readFileSync(index, 'utf8'), new RegExp(`>${episodeId}</a>`));
+});
+
+test('an episode page shows every (turn, agent) group with its candidates and the chosen one', () => {
+  const page = links(readFileSync(join(out, 'index.html'), 'utf8')).find((l) => l.endsWith('.html'))!;
+  const html = readFileSync(join(out, page), 'utf8');
+  const groups = html.match(/<h3>Turn \d+ · \w+ · shared_model v\d+<\/h3>/g) ?? [];
+  assert.ok(groups.length >= 2, 'both agents act in the first turn');
+  assert.equal(html.match(/<tr class="chosen">/g)?.length, groups.length);
+});
+
+test('a run that is not in the database is an error naming it', () => {
+  const r = tandem('report', 'no-such-run', '--out', join(out, 'none'));
+  assert.equal(r.status, 1);
+  assert.match(r.stderr, /run no-such-run is not in the database/);
+  assert.equal(existsSync(join(out, 'none')), false);
+});
