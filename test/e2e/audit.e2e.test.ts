@@ -1,0 +1,180 @@
+// The episode audit end to end on the real stack: short runs of every environment (scripted
+// players) and one trained Plan-Path run (tiny model, one PPO update) are recorded by the
+// projector; `tandem episodes verify` re-executes them from the record and passes; the
+// transcripts hold prompts, responses, observations, advantages and the consuming update; and a
+// planted change to a reward or an action, or a deleted event, makes verify fail naming the step.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { after, test } from 'node:test';
+import { promisify } from 'node:util';
+import { and, eq, like, sql } from 'drizzle-orm';
+import { loadRunConfig } from '../../configs/load.js';
+import { episodeStream, runStream } from '../../domain/events.js';
+import { events } from '../../infra/db/schema.js';
+import { CPU_QUEUE } from '../../infra/settings.js';
+import { loadTranscript } from '../../services/audit/transcript.js';
+import { READ_MODEL_TABLES } from '../../services/projector/rebuild.js';
+import { trainingRun } from '../../workflows/trainingRun.js';
+import { database, eventually, temporal } from '../support/stack.js';
+
+const t = await temporal();
+const pg = database();
+after(async () => {
+  await t.close();
+  await pg.close();
+});
+
+/** Runs the CLI; resolves with its exit code and output (never rejects on a non-zero exit). */
+async function tandem(...args: string[]): Promise<{ code: number; out: string }> {
+  try {
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, ['bin/tandem.js', ...args], { encoding: 'utf8', timeout: 600_000 });
+    return { code: 0, out: stdout + stderr };
+  } catch (err) {
+    const e = err as { code?: number; stdout?: string; stderr?: string };
+    return { code: typeof e.code === 'number' ? e.code : -1, out: `${e.stdout ?? ''}${e.stderr ?? ''}` };
+  }
+}
+
+const count = async (where: ReturnType<typeof and>) => Number((await pg.db.select({ n: sql<number>`count(*)` }).from(events).where(where))[0].n);
+
+/** Runs a config to the end and waits until the projector has recorded all of it. */
+async function recordedRun(config: string, overrides: string[], episodes: number, updates: number): Promise<string> {
+  const cfg = loadRunConfig(config, ['training.total_training_steps=1', `training.train_batch_size=${episodes}`, 'training.train_sample_num=2', ...overrides]);
+  assert.ok(cfg.ok, JSON.stringify(!cfg.ok && cfg.issues));
+  const runId = `audit-${cfg.config.env.name}-${Date.now()}`;
+  const result = await t.client.workflow.execute(trainingRun, { taskQueue: CPU_QUEUE, workflowId: runId, args: [{ config: cfg.config }] });
+  assert.equal(result.status, 'completed');
+  await eventually(
+    `run ${runId} recorded`,
+    async () =>
+      (await count(and(eq(events.stream, runStream(runId)), eq(events.type, 'RunFinished')))) === 1 &&
+      (await count(and(like(events.stream, `episode:${runId}/%`), eq(events.type, 'EpisodeFinished')))) === episodes &&
+      (await count(and(like(events.stream, `update:${runId}/%`), eq(events.type, 'SamplesConsumed')))) === updates
+        ? true
+        : undefined,
+    180_000,
+  );
+  return runId;
+}
+
+// Every environment's L1 config, with the scripted player acting for every agent.
+const ENV_CONFIGS = readdirSync('configs', { withFileTypes: true })
+  .filter((d) => d.isDirectory())
+  .map((d) => `configs/${d.name}/${d.name}_L1_prompt.yaml`)
+  .sort();
+const scriptedRuns = new Map<string, string>();
+
+for (const config of ENV_CONFIGS) {
+  test(`verify passes on a recorded run of ${config}`, { timeout: 900_000 }, async () => {
+    const runId = await recordedRun(config, ['base_models.policy_0.scripted=true'], 2, 0);
+    scriptedRuns.set(config, runId);
+    const v = await tandem('episodes', 'verify', '--run', runId);
+    assert.equal(v.code, 0, v.out);
+    assert.match(v.out, /2\/2 episodes verified/);
+
+    const tr = await loadTranscript(pg.db, `${runId}/it0/ep0`);
+    assert.ok(tr.steps.length > 0);
+    for (const s of tr.steps) {
+      assert.ok(s.prompt && s.prompt.length > 0 && s.prompt.every((m) => m.content.length > 0), 'the prompt is recorded');
+      assert.notEqual(s.observation, null, 'the observation is recorded');
+      assert.equal(s.candidates.length, 2);
+      assert.ok(s.candidates.every((c) => typeof c.text === 'string' && c.text.length > 0), 'every response is recorded');
+      assert.equal(s.candidates.filter((c) => c.chosen).length, 1);
+    }
+  });
+}
+
+let trainedRun = '';
+
+test('a trained run: transcripts carry advantages and the update that consumed each sample; verify passes', { timeout: 900_000 }, async () => {
+  trainedRun = await recordedRun('configs/planpath/planpath_L1_prompt.yaml', ['training.max_response_length=32', 'env.max_turns=1'], 1, 1);
+  const v = await tandem('episodes', 'verify', `${trainedRun}/it0/ep0`);
+  assert.equal(v.code, 0, v.out);
+
+  const show = await tandem('episodes', 'show', `${trainedRun}/it0/ep0`, '--json');
+  assert.equal(show.code, 0, show.out);
+  const tr = JSON.parse(show.out.slice(0, show.out.lastIndexOf('}') + 1)) as Awaited<ReturnType<typeof loadTranscript>>;
+  assert.equal(tr.env, 'plan_path');
+  for (const s of tr.steps) {
+    assert.equal(s.policyVersion, 0);
+    for (const c of s.candidates) {
+      assert.equal(typeof c.advantage, 'number', `${c.sampleId} has an advantage`);
+      assert.deepEqual(c.update, { policy: s.policy, fromVersion: 0, toVersion: 1 });
+    }
+  }
+  const text = await tandem('episodes', 'show', `${trainedRun}/it0/ep0`);
+  assert.match(text.out, /-- prompt/);
+  assert.match(text.out, /advantage -?\d/);
+  assert.match(text.out, /update shared_model v0->v1/);
+
+  const listed = await tandem('episodes', 'list', '--run', trainedRun, '--filter', 'iteration=0');
+  assert.equal(listed.code, 0, listed.out);
+  assert.match(listed.out, new RegExp(`${trainedRun}/it0/ep0`));
+  const none = await tandem('episodes', 'list', '--run', trainedRun, '--filter', 'iteration=3');
+  assert.doesNotMatch(none.out, new RegExp(`${trainedRun}/it0/ep0`));
+  const bad = await tandem('episodes', 'list', '--run', trainedRun, '--filter', 'sucess=true');
+  assert.equal(bad.code, 2);
+  assert.match(bad.out, /sucess: unknown key/);
+});
+
+/** Changes one stored event of the Plan-Path scripted episode, runs verify, and restores the row. */
+async function tampered(position: number, change: 'delete' | ((data: Record<string, unknown>) => void)): Promise<{ code: number; out: string }> {
+  const runId = scriptedRuns.get('configs/planpath/planpath_L1_prompt.yaml');
+  assert.ok(runId, 'the Plan-Path scripted run is recorded');
+  const episodeId = `${runId}/it0/ep0`;
+  const where = and(eq(events.stream, episodeStream(episodeId)), eq(events.position, position));
+  const [row] = await pg.db.select().from(events).where(where);
+  assert.ok(row, `event ${position} of ${episodeId}`);
+  try {
+    if (change === 'delete') await pg.db.delete(events).where(where);
+    else {
+      const data = structuredClone(row.data) as Record<string, unknown>;
+      change(data);
+      await pg.db.update(events).set({ data }).where(where);
+    }
+    return await tandem('episodes', 'verify', episodeId);
+  } finally {
+    await pg.db.delete(events).where(where);
+    await pg.db.insert(events).values(row);
+    assert.equal((await tandem('episodes', 'verify', episodeId)).code, 0, 'restored');
+  }
+}
+
+type Group = { samples: { reward: number; text: string }[] };
+
+test('a planted change to a reward fails verify at that step', { timeout: 300_000 }, async () => {
+  const v = await tampered(1, (d) => void ((d as unknown as Group).samples[0].reward += 1));
+  assert.equal(v.code, 1, v.out);
+  assert.match(v.out, /re-execution: step 0 \(turn 0, tool_call_agent\): candidate 0 reward differs/);
+  assert.match(v.out, /hash chain: .*position 1 .*does not match/);
+});
+
+test('a planted change to an action fails verify at that step', { timeout: 300_000 }, async () => {
+  const v = await tampered(2, (d) => void ((d as unknown as Group).samples[1].text = '#### not an answer'));
+  assert.equal(v.code, 1, v.out);
+  assert.match(v.out, /re-execution: step 1 \(turn 0, plan_agent\): candidate 1 \w+ differs/);
+});
+
+test('a deleted event fails verify', { timeout: 300_000 }, async () => {
+  const middle = await tampered(1, 'delete');
+  assert.equal(middle.code, 1, middle.out);
+  assert.match(middle.out, /position 1 is missing/);
+  const last = await tampered(3, 'delete');
+  assert.equal(last.code, 1, last.out);
+  assert.match(last.out, /events were deleted/);
+  assert.match(last.out, /no EpisodeFinished/);
+});
+
+test('projector rebuild gives the read models the live projection gave', { timeout: 300_000 }, async () => {
+  const snapshot = async () => {
+    const out: Record<string, string[]> = {};
+    for (const table of READ_MODEL_TABLES) out[table] = (await pg.pool.query(`SELECT to_jsonb(t)::text AS row FROM ${table} t ORDER BY 1`)).rows.map((r: { row: string }) => r.row);
+    return out;
+  };
+  const live = await snapshot();
+  assert.ok(live.samples.some((r) => r.includes(trainedRun)), 'the trained run is in the compared content');
+  const cli = await tandem('projector', 'rebuild');
+  assert.equal(cli.code, 0, cli.out);
+  assert.deepEqual(await snapshot(), live);
+});
