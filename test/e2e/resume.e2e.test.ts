@@ -1,0 +1,49 @@
+// A run stopped with `tandem stack down` mid-run (every process, Temporal and Kafka included) and
+// started again with `tandem stack up` continues where it was and finishes, with every
+// iteration's samples consumed by exactly one update.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { after, test } from 'node:test';
+import { loadRunConfig } from '../../configs/load.js';
+import { CPU_QUEUE } from '../../infra/settings.js';
+import { progressQuery } from '../../workflows/messages.js';
+import { trainingRun } from '../../workflows/trainingRun.js';
+import { assertExactlyOnce } from '../support/exactlyOnce.js';
+import { resultAcrossOutages } from '../support/faults.js';
+import { eventually, temporal } from '../support/stack.js';
+
+const ITERATIONS = 3;
+
+const t = await temporal();
+after(() => t.close());
+
+function tandem(...args: string[]): void {
+  const r = spawnSync(process.execPath, ['bin/tandem.js', ...args], { encoding: 'utf8', timeout: 600_000 });
+  assert.equal(r.status, 0, `tandem ${args.join(' ')}: ${r.stdout}\n${r.stderr}`);
+}
+
+test('stack down mid-run, stack up: the run continues where it was and finishes, exactly once', { timeout: 30 * 60_000 }, async () => {
+  const cfg = loadRunConfig('configs/planpath/planpath_L1_prompt.yaml', [
+    `training.total_training_steps=${ITERATIONS}`,
+    'training.train_batch_size=2',
+    'training.train_sample_num=2',
+    'training.max_response_length=24',
+    'env.max_turns=2',
+  ]);
+  assert.ok(cfg.ok);
+  const runId = `resume-${Date.now()}`;
+  const handle = await t.client.workflow.start(trainingRun, { taskQueue: CPU_QUEUE, workflowId: runId, args: [{ config: cfg.config }] });
+  // Down in the middle of the second iteration: one update is behind it, episodes are in flight.
+  const before = await eventually('iteration 2 under way', async () => {
+    const p = await handle.query(progressQuery).catch(() => undefined);
+    return p && p.updatesApplied === 1 && p.episodesDone >= 1 ? p : undefined;
+  }, 600_000);
+  tandem('stack', 'down');
+  tandem('stack', 'up');
+
+  const result = await resultAcrossOutages(handle, 20 * 60_000);
+  assert.equal(result.status, 'completed');
+  assert.ok(result.updatesApplied >= before.updatesApplied);
+  assert.deepEqual(result.versions, { shared_model: ITERATIONS });
+  await assertExactlyOnce(runId, { iterations: ITERATIONS, policies: ['shared_model'] });
+});
