@@ -17,8 +17,8 @@ export interface IterationSummary {
   successRate: number;
   /** Mean reward of the chosen candidates per agent. */
   rewardByAgent: Record<string, number>;
-  /** Update metrics per policy. */
-  updates: Record<string, { toVersion: number; loss: number; samples: number; groups: number }>;
+  /** Update metrics per policy (tokens: response tokens trained on; absent in older runs). */
+  updates: Record<string, { toVersion: number; loss: number; samples: number; groups: number; tokens?: number }>;
   /** Workflow time from the iteration's start to its end, minus the time it spent paused. */
   durationMs: number;
 }
