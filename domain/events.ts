@@ -1,6 +1,7 @@
 // Domain events: what happened in a run, as a discriminated union on `type`.
 // They travel through the Kafka events topic and are stored, append-only, by the projector.
 // Pure module: workflows import it to build events deterministically.
+import type { RunConfig } from '../configs/schema.js';
 import type { ChatMessage } from '../envs/types.js';
 
 export interface SampleScore {
@@ -35,6 +36,15 @@ export interface EvaluationResult {
   rewardByAgentTurn: Record<string, (number | null)[]>;
 }
 
+/** The part of a run's config an episode is played by: enough to re-execute it from its record. */
+export interface EpisodeSetup {
+  /** The env config the episode was played with (an evaluation's has its held-out dataset). */
+  env: RunConfig['env'];
+  alpha: number;
+  ifGreedy: boolean;
+  turnOrder: string[];
+}
+
 /** One group's scores: events of type TurnGroupScored. */
 export type TurnGroupScoredEvent = Extract<TandemEvent, { type: 'TurnGroupScored' }>;
 
@@ -48,6 +58,8 @@ export type TandemEvent =
       problemSeed: number;
       /** eval: an evaluation episode (held-out seed, validation sampling, never trained on); absent on older events: train. */
       phase?: 'train' | 'eval';
+      /** Audit content (absent on older events): what re-executing the episode needs. */
+      setup?: EpisodeSetup;
     }
   | {
       type: 'TurnGroupScored';

@@ -76,7 +76,9 @@ export async function episode(input: EpisodeInput): Promise<EpisodeSummary> {
   const policies = policiesOf(cfg);
   const { def: env } = envOf(cfg.env);
   const stream = episodeStream(episodeId);
-  await cpu.publishEvents(envelopes(stream, 0, [{ type: 'EpisodeStarted', runId, iteration, episodeId, problemSeed, phase }]));
+  // The setup is audit content: what re-executing the episode from its record needs (services/audit/replay.ts).
+  const setup = { env: cfg.env, alpha: cfg.alpha, ifGreedy: cfg.rollout.if_greedy, turnOrder: cfg.multi_agent_interaction.turn_order };
+  await cpu.publishEvents(envelopes(stream, 0, [{ type: 'EpisodeStarted', runId, iteration, episodeId, problemSeed, phase, setup }]));
 
   let state = await cpu.envReset({ env: cfg.env, seed: problemSeed });
   const samples: TrajectoryRecord[] = [];
