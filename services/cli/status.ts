@@ -2,7 +2,7 @@
 // --watch redraws the view in place on a terminal (one plain line per change otherwise) and
 // exits when the run ends.
 import type { WorkflowHandle } from '@temporalio/client';
-import { progressQuery, type IterationSummary, type RunProgress } from '../../workflows/messages.js';
+import { progressQuery, type EvaluationPoint, type IterationSummary, type RunProgress } from '../../workflows/messages.js';
 import type { trainingRun } from '../../workflows/trainingRun.js';
 import { formatRewards, progressLine, progressLines } from './progressView.js';
 import { findRun } from './runHandle.js';
@@ -18,26 +18,37 @@ export function printIteration(s: IterationSummary, total: number): void {
   console.log(`iteration ${s.iteration + 1}/${total}  success=${fmt(s.successRate)}  reward ${formatRewards(s.rewardByAgent)}  | ${losses}`);
 }
 
-/** Follows a run until it ends, calling onIteration once per finished iteration. */
-export async function watchRun(
-  handle: WorkflowHandle<typeof trainingRun>,
-  onIteration: (s: IterationSummary, total: number) => void,
-): Promise<RunProgress> {
-  let shown = -1;
+export function printEvaluation(e: EvaluationPoint): void {
+  console.log(`evaluation after ${e.iteration} iteration(s): held-out success=${fmt(e.successRate)}  reward ${formatRewards(e.rewardByAgent)}`);
+}
+
+/** Follows a run until it ends, printing each finished iteration and each evaluation once, in order. */
+export async function watchRun(handle: WorkflowHandle<typeof trainingRun>): Promise<RunProgress> {
+  let shownIteration = -1;
+  let shownEvaluations = 0; // evaluations are appended in order; the list keeps the last 20
+  const show = (p: RunProgress) => {
+    // What happened in order: an evaluation after i iterations follows iteration i's line.
+    const lines = [
+      ...p.recent.filter((s) => s.iteration > shownIteration).map((s) => ({ at: s.iteration + 1, order: 0, print: () => printIteration(s, p.totalIterations) })),
+      ...(p.evaluations ?? []).filter((e) => e.iteration >= shownEvaluations).map((e) => ({ at: e.iteration, order: 1, print: () => printEvaluation(e) })),
+    ].sort((a, b) => a.at - b.at || a.order - b.order);
+    for (const l of lines) l.print();
+    shownIteration = Math.max(shownIteration, ...p.recent.map((s) => s.iteration));
+    shownEvaluations = Math.max(shownEvaluations, ...(p.evaluations ?? []).map((e) => e.iteration + 1));
+  };
   const result = handle.result();
   let finished = false;
   result.then(() => (finished = true), () => (finished = true));
   while (!finished) {
     await new Promise((r) => setTimeout(r, POLL_MS));
     try {
-      const p = await handle.query(progressQuery);
-      for (const s of p.recent) if (s.iteration > shown) (onIteration(s, p.totalIterations), (shown = s.iteration));
+      show(await handle.query(progressQuery));
     } catch {
       // not queryable yet (no worker has picked the run up); try again
     }
   }
   const final = await result;
-  for (const s of final.recent) if (s.iteration > shown) onIteration(s, final.totalIterations);
+  show(final);
   return final;
 }
 

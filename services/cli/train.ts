@@ -4,7 +4,7 @@ import { loadRunConfig } from '../../configs/load.js';
 import { formatIssues } from '../../configs/schema.js';
 import { CPU_QUEUE } from '../../infra/settings.js';
 import { trainingRun } from '../../workflows/trainingRun.js';
-import { printIteration, watchRun } from './status.js';
+import { watchRun } from './status.js';
 import { temporalClient } from './temporal.js';
 
 export async function trainCommand(args: string[]): Promise<number> {
@@ -30,6 +30,6 @@ export async function trainCommand(args: string[]): Promise<number> {
   });
   console.log(runId);
   if (!wait) return 0;
-  await watchRun(handle, printIteration);
+  await watchRun(handle);
   return 0;
 }
