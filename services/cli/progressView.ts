@@ -75,3 +75,25 @@ export function progressLines(p: RunProgress, now: number): string[] {
   if (!ended(p)) lines.push(`  ETA              ${eta === null ? 'after the first iteration' : formatDuration(eta)}${p.status === 'paused' ? ' (paused)' : ''}`);
   return lines;
 }
+
+/**
+ * What `status --watch` writes for each progress it gets: on a terminal, the full view drawn
+ * over the previous one (cursor up, clear to the end); otherwise the one-line view, only when
+ * something other than the ETA changed.
+ */
+export function watchRenderer(tty: boolean): (p: RunProgress, now: number) => string {
+  let drawn = 0;
+  let lastKey = '';
+  return (p, now) => {
+    if (tty) {
+      const lines = progressLines(p, now);
+      const text = `${drawn > 0 ? `\x1b[${drawn}F\x1b[J` : ''}${lines.join('\n')}\n`;
+      drawn = lines.length;
+      return text;
+    }
+    const key = JSON.stringify([p.status, p.iteration, p.episodesDone, p.updatesApplied]);
+    if (key === lastKey) return '';
+    lastKey = key;
+    return `${progressLine(p, now)}\n`;
+  };
+}

@@ -4,7 +4,7 @@
 import type { WorkflowHandle } from '@temporalio/client';
 import { progressQuery, type EvaluationPoint, type IterationSummary, type RunProgress } from '../../workflows/messages.js';
 import type { trainingRun } from '../../workflows/trainingRun.js';
-import { formatRewards, progressLine, progressLines } from './progressView.js';
+import { formatRewards, progressLines, watchRenderer } from './progressView.js';
 import { findRun } from './runHandle.js';
 import { temporalClient } from './temporal.js';
 
@@ -54,20 +54,8 @@ export async function watchRun(handle: WorkflowHandle<typeof trainingRun>): Prom
 
 /** Shows the progress until the run ends; returns the exit code (1 if the run failed). */
 async function watchStatus(handle: WorkflowHandle<typeof trainingRun>, out: NodeJS.WriteStream): Promise<number> {
-  let drawn = 0;
-  let lastPlain = '';
-  const show = (p: RunProgress) => {
-    if (out.isTTY) {
-      const lines = progressLines(p, Date.now());
-      out.write(`${drawn > 0 ? `\x1b[${drawn}F\x1b[J` : ''}${lines.join('\n')}\n`);
-      drawn = lines.length;
-    } else {
-      // A new line only when something other than the ETA changed.
-      const key = JSON.stringify([p.status, p.iteration, p.episodesDone, p.updatesApplied]);
-      if (key !== lastPlain) out.write(`${progressLine(p, Date.now())}\n`);
-      lastPlain = key;
-    }
-  };
+  const render = watchRenderer(out.isTTY === true);
+  const show = (p: RunProgress) => out.write(render(p, Date.now()));
   let outcome: { ok: true; final: RunProgress } | { ok: false; error: unknown } | undefined;
   handle.result().then(
     (final) => (outcome = { ok: true, final }),

@@ -2,7 +2,7 @@
 // the share done, the bar, and the fields of the full view.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { etaMs, formatDuration, fractionDone, progressBar, progressLine, progressLines } from '../../services/cli/progressView.js';
+import { etaMs, formatDuration, fractionDone, progressBar, progressLine, progressLines, watchRenderer } from '../../services/cli/progressView.js';
 import type { IterationSummary, RunProgress } from '../../workflows/messages.js';
 
 const iteration = (i: number, durationMs: number): IterationSummary => ({
@@ -88,4 +88,23 @@ test('the full view has every field', () => {
     /success rate {5}0\.500 \(iteration 2;/,
     /ETA {14}2m10s/,
   ]) assert.match(text, field);
+});
+
+test('--watch on a terminal redraws the view in place', () => {
+  const render = watchRenderer(true);
+  const first = render(progress(), 1_020_000);
+  assert.ok(!first.includes('\x1b'), 'the first view is drawn as is');
+  const lines = first.trimEnd().split('\n').length;
+  assert.equal(lines, progressLines(progress(), 1_020_000).length);
+  const second = render(progress({ episodesDone: 2 }), 1_021_000);
+  assert.ok(second.startsWith(`\x1b[${lines}F\x1b[J`), 'cursor up over the previous view, then clear');
+  assert.match(second, /episodes done {4}2\/4/);
+});
+
+test('--watch elsewhere writes a plain line only when more than the ETA changed', () => {
+  const render = watchRenderer(false);
+  assert.equal(render(progress(), 1_020_000), `${progressLine(progress(), 1_020_000)}\n`);
+  assert.equal(render(progress(), 1_025_000), '', 'only the ETA moved');
+  assert.match(render(progress({ status: 'paused', pausedSince: 1_025_000 }), 1_026_000), /paused/);
+  assert.match(render(progress({ status: 'completed', iteration: 5 }), 1_030_000), /iteration 5\/5 done .* completed\n$/);
 });
