@@ -179,6 +179,29 @@ test('stop mid-run: the run ends after that iteration, with its update and check
   assert.match(text.out, /^ {2}status {11}stopped$/m);
 });
 
+test('stop while paused between iterations: the run ends at once, before the next iteration starts', { timeout: 2 * SLOW }, async () => {
+  const runId = `life-stop-paused-${Date.now()}`;
+  const handle = await startRun(t.client, runId, ['training.total_training_steps=3']);
+  await progressUntil(handle, 'iteration 1 updating', (p) => p.iteration === 0 && p.status === 'updating');
+  await handle.signal(pauseSignal);
+  await progressUntil(handle, 'paused after iteration 1', (p) => p.iteration === 1 && p.status === 'paused' && p.updatesApplied === 1);
+  const stopped = tandem(['stop', runId]);
+  assert.equal(stopped.code, 0, stopped.err);
+
+  const result = await handle.result();
+  assert.equal(result.status, 'stopped');
+  assert.equal(result.iteration, 1);
+  assert.equal(result.updatesApplied, 1);
+  assert.deepEqual(result.versions, { shared_model: 1 });
+  const rows = await eventually('RunFinished in Postgres', async () => {
+    const r = await runEvents(runId);
+    return r.some((e) => e.type === 'RunFinished') ? r : undefined;
+  });
+  assert.deepEqual(rows.find((e) => e.type === 'RunFinished')?.data, { type: 'RunFinished', runId, iterations: 1, reason: 'stopped' });
+  const started = await pg.db.select().from(events).where(and(eq(events.type, 'EpisodeStarted'), like(events.stream, `episode:${runId}/it1/%`)));
+  assert.equal(started.length, 0, 'no episode of iteration 2 started');
+});
+
 // ------------------------------------------------------------------ continue-as-new
 
 // A second Temporal dev server (and CPU and policy workers on it) with a low continue-as-new
