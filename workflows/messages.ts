@@ -31,11 +31,11 @@ export interface EvaluationPoint {
   rewardByAgent: Record<string, number>;
 }
 
-export type RunStatus = 'running' | 'updating' | 'paused' | 'stopping' | 'completed' | 'stopped';
+export type RunStatus = 'running' | 'updating' | 'evaluating' | 'paused' | 'stopping' | 'completed' | 'stopped';
 
 export interface RunProgress {
   runId: string;
-  /** 'paused' and 'stopping' take precedence over what the run is doing ('running' episodes, 'updating'). */
+  /** 'paused' and 'stopping' take precedence over what the run is doing ('running' episodes, 'updating', 'evaluating'). */
   status: RunStatus;
   /** The iteration in progress (0-based); equals the iterations done once the run has ended. */
   iteration: number;

@@ -59,7 +59,7 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
   // Handlers first, so that no signal or query finds the run without them.
   const life = new RunLifecycle(state.lifecycle);
   const runId = workflowInfo().workflowId;
-  let phase: 'running' | 'updating' = 'running';
+  let phase: 'running' | 'updating' | 'evaluating' = 'running';
   let ended: 'completed' | 'stopped' | null = null;
   const progress: RunProgress = {
     runId,
@@ -159,6 +159,9 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
 
   /** The policies as they are after `done` iterations, on held-out problems. */
   const evaluateNow = async (done: number) => {
+    // An evaluation plays episodes too: none starts while paused (one already running finishes).
+    await life.untilResumed();
+    phase = 'evaluating';
     const result = await executeChild(evaluate, {
       workflowId: `${runId}/eval/it${done}`,
       args: [{ config: cfg, runId, iteration: done, versions: { ...state.versions } }],
@@ -166,6 +169,7 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
     const point = { iteration: done, successRate: result.successRate, rewardByAgent: result.rewardByAgent };
     state.evaluations = [...state.evaluations!, point].slice(-RECENT_ITERATIONS);
     progress.evaluations = state.evaluations;
+    phase = 'running';
   };
   const valFreq = cfg.training.val_freq;
 
