@@ -48,23 +48,39 @@ function successRate(d: RunData): NamedChart {
 
 function rewardPerTurn(d: RunData): NamedChart {
   const series: Series[] = [];
-  for (const agent of sorted(d.turnGroups.map((g) => g.agent))) {
-    const byTurn = new Map<number, { chosen: number[]; all: number[] }>();
-    for (const g of d.turnGroups.filter((g) => g.agent === agent)) {
-      const t = byTurn.get(g.turn) ?? { chosen: [], all: [] };
-      const chosen = g.samples.find((s) => s.candidate === g.chosen);
-      if (chosen) t.chosen.push(chosen.reward);
-      t.all.push(...g.samples.map((s) => s.reward));
-      byTurn.set(g.turn, t);
-    }
-    const turns = [...byTurn.entries()];
-    series.push({ name: `${agent} chosen`, points: turns.filter(([, t]) => t.chosen.length > 0).map(([turn, t]) => [turn + 1, mean(t.chosen)]) });
-    series.push({ name: `${agent} all K`, dashed: true, points: turns.map(([turn, t]) => [turn + 1, mean(t.all)]) });
+  for (const agent of sorted(d.turnRewards.map((t) => t.agent))) {
+    const rows = d.turnRewards.filter((t) => t.agent === agent);
+    series.push({ name: `${agent} chosen`, points: rows.filter((t) => t.chosen !== null).map((t) => [t.turn + 1, t.chosen!]) });
+    series.push({ name: `${agent} all K`, dashed: true, points: rows.map((t) => [t.turn + 1, t.all]) });
   }
   return {
     file: 'reward_per_turn',
     spec: { title: 'Reward per turn', xLabel: 'turn', yLabel: 'mean reward', integerX: true, series },
-    caption: 'Over all episodes of the run: the mean reward of the chosen candidate at each turn (solid) and of all K candidates (dashed), per agent (turn_groups table).',
+    caption: "Over all training episodes of the run: the mean reward of the chosen candidates at each turn (solid) and of all K candidates (dashed), per agent (samples table).",
+  };
+}
+
+function evaluation(d: RunData): NamedChart {
+  const evals = d.evaluations.filter((e) => e.iteration !== null);
+  const agents = sorted(evals.flatMap((e) => Object.keys(e.rewardByAgent)));
+  return {
+    file: 'evaluation',
+    spec: {
+      title: 'Evaluation on held-out problems',
+      xLabel: 'training iterations done',
+      yLabel: 'success rate / mean reward',
+      integerX: true,
+      series: [
+        { name: 'success rate', points: evals.map((e) => [e.iteration!, e.successRate]) },
+        ...agents.map((a) => ({
+          name: `reward ${a}`,
+          dashed: true,
+          points: evals.filter((e) => a in e.rewardByAgent).map((e): [number, number] => [e.iteration!, e.rewardByAgent[a]]),
+        })),
+      ],
+    },
+    caption:
+      'Each evaluation of the run (EvaluationFinished events; training.val_freq): success rate (solid) and mean reward of the chosen candidates per agent (dashed), at the number of training iterations done before it (0: before training). Empty when the run has no evaluation.',
   };
 }
 
@@ -105,6 +121,7 @@ export function reportCharts(d: RunData): NamedChart[] {
     rewardPerAgent(d),
     successRate(d),
     rewardPerTurn(d),
+    evaluation(d),
     updateMetric(d, 'update_loss', 'Update loss', ['loss', 'pg_loss'], 'Per update: the PPO loss (solid) and its policy-gradient part (dashed), per policy (updates table).'),
     updateMetric(d, 'update_kl', 'Update KL', ['kl', 'approx_kl'], 'Per update: the KL penalty to the reference model (solid, only when kl_coef > 0) and the approximate KL(old || new) per token between the rollout log-probs and the policy as the update computed them (dashed), per policy.'),
     updateMetric(d, 'update_clip_fraction', 'Update clip fraction', ['clip_fraction'], 'Per update: the share of response tokens whose ratio was clipped, per policy.'),

@@ -38,6 +38,14 @@ export function indexPage(d: RunData, charts: NamedChart[], linked: Set<string>,
       ...policies.map((p) => num(d.updates.find((u) => u.policy === p && u.iteration === it.iteration)?.metrics.loss)),
     ]),
   );
+  const evalAgents = [...new Set(d.evaluations.flatMap((e) => Object.keys(e.rewardByAgent)))].sort();
+  const evaluations =
+    d.evaluations.length === 0
+      ? '<p>The run has no evaluation (training.val_freq is 0).</p>'
+      : table(
+          ['training iterations done', 'episodes', 'success', ...evalAgents.map((a) => `reward ${a}`)],
+          d.evaluations.map((e) => [String(e.iteration ?? '–'), String(e.episodes), num(e.successRate), ...evalAgents.map((a) => num(e.rewardByAgent[a]))]),
+        );
   const figures = charts
     .map((c) => `<figure><img src="${c.file}.png" alt="${esc(c.spec.title)}" width="760" height="420"><figcaption>${esc(c.caption)}</figcaption></figure>`)
     .join('\n');
@@ -61,6 +69,8 @@ export function indexPage(d: RunData, charts: NamedChart[], linked: Set<string>,
     }. Report written ${esc(generatedAt.toISOString())} from the run's Postgres read models.</p>
 <h2>Iterations</h2>
 ${summary}
+<h2>Evaluations</h2>
+${evaluations}
 <h2>Plots</h2>
 ${figures}
 <h2>Episodes</h2>

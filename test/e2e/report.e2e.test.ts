@@ -12,6 +12,8 @@ import { database, eventually } from '../support/stack.js';
 
 const ITERATIONS = 2;
 const EPISODES = 2;
+/** Evaluations before training and after the last iteration, of this many held-out problems each. */
+const VAL_PROBLEMS = 2;
 const runId = `report-e2e-${Date.now()}`;
 const out = mkdtempSync(join(tmpdir(), 'tandem-report-'));
 const pg = database();
@@ -29,6 +31,8 @@ before(async () => {
     'training.train_sample_num=2',
     'training.max_response_length=16',
     'env.max_turns=2',
+    `training.val_freq=${ITERATIONS}`,
+    `training.val_problems=${VAL_PROBLEMS}`,
     '--id', runId, '--wait',
   );
   assert.equal(train.status, 0, train.stderr);
@@ -55,7 +59,7 @@ test('tandem report writes index.html, the plots and the episode pages', () => {
   assert.match(report.stdout, new RegExp(`${join(out, 'index.html')}`));
   const pngs = readdirSync(out).filter((f) => f.endsWith('.png')).sort();
   assert.deepEqual(pngs, [
-    'reward_per_agent.png', 'reward_per_turn.png', 'success_rate.png', 'tokens_per_second.png',
+    'evaluation.png', 'reward_per_agent.png', 'reward_per_turn.png', 'success_rate.png', 'tokens_per_second.png',
     'update_clip_fraction.png', 'update_kl.png', 'update_loss.png',
   ]);
   for (const f of pngs) {
@@ -64,30 +68,42 @@ test('tandem report writes index.html, the plots and the episode pages', () => {
   }
 });
 
-test("every link of index.html and of the episode pages resolves to a file; every episode of the run is linked", async () => {
+test('every link of index.html and of the episode pages resolves to a file; every training episode is linked, no evaluation episode', async () => {
   const index = join(out, 'index.html');
-  const indexLinks = links(readFileSync(index, 'utf8'));
+  const html = readFileSync(index, 'utf8');
+  const indexLinks = links(html);
   const pages = indexLinks.filter((l) => l.endsWith('.html'));
   const rows = await pg.db.select({ episodeId: episodes.episodeId }).from(episodes).where(eq(episodes.runId, runId));
-  assert.equal(rows.length, ITERATIONS * EPISODES);
-  assert.equal(pages.length, rows.length, 'few episodes: each has a page');
-  assert.equal(indexLinks.filter((l) => l.endsWith('.png')).length, 7);
+  const training = rows.filter((r) => /\/it\d+\/ep\d+$/.test(r.episodeId) && !r.episodeId.includes('/eval/'));
+  assert.equal(training.length, ITERATIONS * EPISODES);
+  assert.equal(rows.length, training.length + 2 * VAL_PROBLEMS, 'the two evaluations\' episodes are recorded under the run too');
+  assert.equal(pages.length, training.length, 'few episodes: each training episode has a page');
+  assert.equal(indexLinks.filter((l) => l.endsWith('.png')).length, 8);
   for (const file of [index, ...pages.map((p) => join(out, p))]) {
-    const html = readFileSync(file, 'utf8');
-    for (const link of links(html)) {
+    for (const link of links(readFileSync(file, 'utf8'))) {
       const target = resolve(dirname(file), link);
       assert.ok(existsSync(target), `${file} links ${link}, which is missing`);
     }
   }
-  for (const { episodeId } of rows) assert.match(readFileSync(index, 'utf8'), new RegExp(`>${episodeId}</a>`));
+  for (const { episodeId } of training) assert.match(html, new RegExp(`>${episodeId}</a>`));
+  assert.doesNotMatch(html, /\/eval\//, 'evaluation episodes are not in the episode table');
+  // The evaluations table: before training (0 iterations done) and after the last iteration.
+  const evals = html.slice(html.indexOf('<h2>Evaluations</h2>'), html.indexOf('<h2>Plots</h2>'));
+  assert.deepEqual([...evals.matchAll(/<tr><td class="l">(\d+)<\/td><td>(\d+)<\/td>/g)].map((m) => [Number(m[1]), Number(m[2])]), [
+    [0, VAL_PROBLEMS],
+    [ITERATIONS, VAL_PROBLEMS],
+  ]);
 });
 
-test('an episode page shows every (turn, agent) group with its candidates and the chosen one', () => {
+test("an episode page shows each (turn, agent) step from the audit transcript: prompt, candidates' responses and scores", () => {
   const page = links(readFileSync(join(out, 'index.html'), 'utf8')).find((l) => l.endsWith('.html'))!;
   const html = readFileSync(join(out, page), 'utf8');
-  const groups = html.match(/<h3>Turn \d+ · \w+ · shared_model v\d+<\/h3>/g) ?? [];
-  assert.ok(groups.length >= 2, 'both agents act in the first turn');
-  assert.equal(html.match(/<tr class="chosen">/g)?.length, groups.length);
+  const steps = html.match(/<h3>Turn \d+ · \w+ · shared_model v\d+<\/h3>/g) ?? [];
+  assert.ok(steps.length >= 2, 'both agents act in the first turn');
+  assert.equal(html.match(/<tr class="chosen">/g)?.length, steps.length, 'one chosen candidate per step');
+  assert.equal(html.match(/<h4>Prompt<\/h4>/g)?.length, steps.length);
+  assert.doesNotMatch(html, /\(not recorded\)<\/pre><\/td>/, 'every response is recorded');
+  assert.match(html, /shared_model v0→v1/, 'candidates name the update that consumed them');
 });
 
 test('a run that is not in the database is an error naming it', () => {

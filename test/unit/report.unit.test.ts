@@ -15,26 +15,28 @@ const at = (s: number) => new Date(t0.getTime() + s * 1000);
 
 function runData(episodesPerIteration: number, iterations = 2): RunData {
   const eps: RunData['episodes'] = [];
-  const groups: RunData['turnGroups'] = [];
   for (let i = 0; i < iterations; i++) {
     for (let j = 0; j < episodesPerIteration; j++) {
-      const episodeId = `r1/it${i}/ep${j}`;
-      eps.push({ episodeId, iteration: i, problemSeed: i * 10 + j, status: 'finished', success: j % 2 === 0, turns: 2, rewardByAgent: { coder: j, tester: -j } });
-      for (const [turn, agent] of [[0, 'coder'], [0, 'tester'], [1, 'coder']] as const) {
-        const samples = [0, 1].map((c) => ({ sampleId: `${episodeId}/${turn}/${agent}/${c}`, candidate: c, local: c, global: 1, reward: c + turn, outcome: c ? 'ok' : 'bad <x>' }));
-        groups.push({ episodeId, iteration: i, turn, agent, policy: 'shared', policyVersion: i, samples, chosen: 1 });
-      }
+      eps.push({ episodeId: `r1/it${i}/ep${j}`, iteration: i, problemSeed: i * 10 + j, status: 'finished', success: j % 2 === 0, turns: 2, rewardByAgent: { coder: j, tester: -j } });
     }
   }
   return {
     run: { runId: 'r1', status: 'completed', totalIterations: iterations, iterationsDone: iterations, startedAt: t0, finishedAt: at(100) },
     iterations: [...Array(iterations).keys()].map((i) => ({ iteration: i, episodes: episodesPerIteration, successRate: 0.5, rewardByAgent: { coder: i, tester: 0.5 } })),
     episodes: eps,
-    turnGroups: groups,
+    turnRewards: [
+      { agent: 'coder', turn: 0, chosen: 1, all: 0.5 },
+      { agent: 'coder', turn: 1, chosen: 2, all: 1.5 },
+      { agent: 'tester', turn: 0, chosen: null, all: 0 },
+    ],
     updates: [...Array(iterations).keys()].map((i) => ({
       policy: 'shared', iteration: i, fromVersion: i, toVersion: i + 1, samples: 6, groups: 3,
       metrics: { loss: 0.1 * i, pg_loss: 0.1, approx_kl: 0.01, clip_fraction: 0.2, tokens: 500 },
     })),
+    evaluations: [
+      { iteration: 0, episodes: 4, successRate: 0.25, rewardByAgent: { coder: -1 } },
+      { iteration: iterations, episodes: 4, successRate: 0.5, rewardByAgent: { coder: 0.5 } },
+    ],
     times: { started: t0, iterationFinished: new Map([...Array(iterations).keys()].map((i) => [i, at(10 * (i + 1))])) },
   };
 }
@@ -47,19 +49,21 @@ test('ticks are round numbers covering the range', () => {
 });
 
 test('every chart renders to a valid, non-empty PNG, also with no data or a single point', () => {
-  for (const c of [...reportCharts(runData(2)), ...reportCharts(runData(1, 1)), ...reportCharts({ ...runData(0, 0), updates: [] })]) {
+  const empty = { ...runData(0, 0), turnRewards: [], updates: [], evaluations: [] };
+  for (const c of [...reportCharts(runData(2)), ...reportCharts(runData(1, 1)), ...reportCharts(empty)]) {
     const png = svgToPng(lineChart(c.spec));
     assert.ok(png.length > 1000, `${c.file}: ${png.length} bytes`);
     assert.deepEqual(png.subarray(0, 8), PNG_SIGNATURE, c.file);
   }
 });
 
-test('the charts carry the read models: reward per agent, per-turn reward, update metrics, tokens/s', () => {
+test('the charts carry the read models: reward per agent, per-turn reward, evaluations, update metrics, tokens/s', () => {
   const charts = Object.fromEntries(reportCharts(runData(2)).map((c) => [c.file, c.spec]));
   assert.deepEqual(charts.reward_per_agent.series.find((s) => s.name === 'coder')?.points, [[1, 0], [2, 1]]);
-  // Turn 1: the chosen candidate (1) has reward 1, the K=2 candidates average 0.5; turn 2 adds 1.
   assert.deepEqual(charts.reward_per_turn.series.find((s) => s.name === 'coder chosen')?.points, [[1, 1], [2, 2]]);
   assert.deepEqual(charts.reward_per_turn.series.find((s) => s.name === 'coder all K')?.points, [[1, 0.5], [2, 1.5]]);
+  assert.deepEqual(charts.reward_per_turn.series.find((s) => s.name === 'tester chosen')?.points, [], 'no chosen candidate: no point');
+  assert.deepEqual(charts.evaluation.series.map((s) => [s.name, s.points]), [['success rate', [[0, 0.25], [2, 0.5]]], ['reward coder', [[0, -1], [2, 0.5]]]]);
   assert.deepEqual(charts.update_loss.series.map((s) => s.name), ['shared loss', 'shared pg_loss']);
   assert.deepEqual(charts.update_kl.series.map((s) => s.name), ['shared approx_kl'], 'kl is absent when kl_coef is 0');
   // 500 tokens per iteration; iterations end 10 s apart.
