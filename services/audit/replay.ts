@@ -4,7 +4,7 @@
 // prompt, score, choice and termination is compared with the record; the first difference is
 // returned, naming its step.
 import { chooseCandidate } from '../../domain/atgrpo.js';
-import type { TandemEvent, TurnGroupScoredEvent } from '../../domain/events.js';
+import type { EpisodeSetup, TandemEvent, TurnGroupScoredEvent } from '../../domain/events.js';
 import type { ScoredCandidate, ScoreInput } from '../../activities/env.js';
 import type { RunConfig } from '../../configs/schema.js';
 import { envOf } from '../../envs/index.js';
@@ -52,20 +52,20 @@ export function episodeRecord(events: TandemEvent[]): EpisodeRecord | string {
   return { started: first, groups, finished };
 }
 
-export async function replayEpisode(record: EpisodeRecord, cfg: RunConfig, fns: EnvFunctions): Promise<Difference | null> {
-  const { def: env } = envOf(cfg.env);
+export async function replayEpisode(record: EpisodeRecord, setup: EpisodeSetup, fns: EnvFunctions): Promise<Difference | null> {
+  const { def: env } = envOf(setup.env);
   const seed = record.started.problemSeed;
-  let state = await fns.envReset({ env: cfg.env, seed });
+  let state = await fns.envReset({ env: setup.env, seed });
   const chosenRewards: Record<string, number[]> = {};
   let success = false;
   let turns = 0;
   let done = false;
   let step = 0;
 
-  for (let turn = 0; turn < cfg.env.max_turns && !done; turn++) {
+  for (let turn = 0; turn < setup.env.max_turns && !done; turn++) {
     turns = turn + 1;
     let handoff: unknown = undefined;
-    for (const agent of cfg.multi_agent_interaction.turn_order) {
+    for (const agent of setup.turnOrder) {
       if (env.acts && !env.acts(agent, state)) continue;
       const g = record.groups[step];
       const at = `step ${step} (turn ${turn}, ${agent})`;
@@ -79,7 +79,7 @@ export async function replayEpisode(record: EpisodeRecord, cfg: RunConfig, fns: 
       const prompt = env.prompt(agent, { state, turn, handoff });
       if (!same(g.prompt, prompt)) return { step, message: `${at}: prompt differs from the one the env gives for this state` };
 
-      const scored = await fns.scoreCandidates({ env: cfg.env, agent, state, texts: g.samples.map((s) => s.text!), alpha: cfg.alpha });
+      const scored = await fns.scoreCandidates({ env: setup.env, agent, state, texts: g.samples.map((s) => s.text!), alpha: setup.alpha });
       for (const [i, s] of g.samples.entries()) {
         if (s.candidate !== i) return { step, message: `${at}: candidate ${i} is recorded as candidate ${s.candidate}` };
         const r = scored[i];
@@ -89,7 +89,7 @@ export async function replayEpisode(record: EpisodeRecord, cfg: RunConfig, fns: 
           }
         }
       }
-      const chosen = chooseCandidate(scored.map((s) => s.reward), cfg.rollout.if_greedy);
+      const chosen = chooseCandidate(scored.map((s) => s.reward), setup.ifGreedy);
       if (g.chosen !== chosen) return { step, message: `${at}: the episode continued from candidate ${g.chosen}, re-execution chooses ${chosen}` };
 
       (chosenRewards[agent] ??= []).push(scored[chosen].reward);

@@ -10,7 +10,7 @@ import { after, test } from 'node:test';
 import { promisify } from 'node:util';
 import { and, eq, like, sql } from 'drizzle-orm';
 import { loadRunConfig } from '../../configs/load.js';
-import { episodeStream, runStream } from '../../domain/events.js';
+import { episodeStream, runStream, updateStream } from '../../domain/events.js';
 import { events } from '../../infra/db/schema.js';
 import { CPU_QUEUE } from '../../infra/settings.js';
 import { loadTranscript } from '../../services/audit/transcript.js';
@@ -39,8 +39,8 @@ async function tandem(...args: string[]): Promise<{ code: number; out: string }>
 const count = async (where: ReturnType<typeof and>) => Number((await pg.db.select({ n: sql<number>`count(*)` }).from(events).where(where))[0].n);
 
 /** Runs a config to the end and waits until the projector has recorded all of it. */
-async function recordedRun(config: string, overrides: string[], episodes: number, updates: number): Promise<string> {
-  const cfg = loadRunConfig(config, ['training.total_training_steps=1', `training.train_batch_size=${episodes}`, 'training.train_sample_num=2', ...overrides]);
+async function recordedRun(config: string, overrides: string[], episodes: number, updates: number, evalEpisodes = 0): Promise<string> {
+  const cfg = loadRunConfig(config, ['training.total_training_steps=1', `training.train_batch_size=${episodes}`, 'training.train_sample_num=2', 'training.val_freq=0', ...overrides]);
   assert.ok(cfg.ok, JSON.stringify(!cfg.ok && cfg.issues));
   const runId = `audit-${cfg.config.env.name}-${Date.now()}`;
   const result = await t.client.workflow.execute(trainingRun, { taskQueue: CPU_QUEUE, workflowId: runId, args: [{ config: cfg.config }] });
@@ -49,7 +49,7 @@ async function recordedRun(config: string, overrides: string[], episodes: number
     `run ${runId} recorded`,
     async () =>
       (await count(and(eq(events.stream, runStream(runId)), eq(events.type, 'RunFinished')))) === 1 &&
-      (await count(and(like(events.stream, `episode:${runId}/%`), eq(events.type, 'EpisodeFinished')))) === episodes &&
+      (await count(and(like(events.stream, `episode:${runId}/%`), eq(events.type, 'EpisodeFinished')))) === episodes + evalEpisodes &&
       (await count(and(like(events.stream, `update:${runId}/%`), eq(events.type, 'SamplesConsumed')))) === updates
         ? true
         : undefined,
@@ -87,10 +87,14 @@ for (const config of ENV_CONFIGS) {
 
 let trainedRun = '';
 
-test('a trained run: transcripts carry advantages and the update that consumed each sample; verify passes', { timeout: 900_000 }, async () => {
-  trainedRun = await recordedRun('configs/planpath/planpath_L1_prompt.yaml', ['training.max_response_length=32', 'env.max_turns=1'], 1, 1);
-  const v = await tandem('episodes', 'verify', `${trainedRun}/it0/ep0`);
+test('a trained run: transcripts carry advantages and the update that consumed each sample; verify passes, evaluations included', { timeout: 900_000 }, async () => {
+  // One evaluation episode before training and one after it.
+  const evals = ['training.val_freq=1', 'training.val_problems=1', 'training.validate_sample_num=1'];
+  trainedRun = await recordedRun('configs/planpath/planpath_L1_prompt.yaml', ['training.max_response_length=32', 'env.max_turns=1', ...evals], 1, 1, 2);
+  const v = await tandem('episodes', 'verify', '--run', trainedRun);
   assert.equal(v.code, 0, v.out);
+  assert.match(v.out, /3\/3 episodes verified/);
+  assert.match(v.out, /eval/);
 
   const show = await tandem('episodes', 'show', `${trainedRun}/it0/ep0`, '--json');
   assert.equal(show.code, 0, show.out);
@@ -118,14 +122,16 @@ test('a trained run: transcripts carry advantages and the update that consumed e
   assert.match(bad.out, /sucess: unknown key/);
 });
 
-/** Changes one stored event of the Plan-Path scripted episode, runs verify, and restores the row. */
-async function tampered(position: number, change: 'delete' | ((data: Record<string, unknown>) => void)): Promise<{ code: number; out: string }> {
-  const runId = scriptedRuns.get('configs/planpath/planpath_L1_prompt.yaml');
-  assert.ok(runId, 'the Plan-Path scripted run is recorded');
-  const episodeId = `${runId}/it0/ep0`;
-  const where = and(eq(events.stream, episodeStream(episodeId)), eq(events.position, position));
+/** Changes one stored event, runs verify on the episode, and restores the row. */
+async function tampered(
+  episodeId: string,
+  stream: string,
+  position: number,
+  change: 'delete' | ((data: Record<string, unknown>) => void),
+): Promise<{ code: number; out: string }> {
+  const where = and(eq(events.stream, stream), eq(events.position, position));
   const [row] = await pg.db.select().from(events).where(where);
-  assert.ok(row, `event ${position} of ${episodeId}`);
+  assert.ok(row, `event ${position} of ${stream}`);
   try {
     if (change === 'delete') await pg.db.delete(events).where(where);
     else {
@@ -141,29 +147,50 @@ async function tampered(position: number, change: 'delete' | ((data: Record<stri
   }
 }
 
+/** Tampers with an event of the Plan-Path scripted episode. */
+function tamperedScripted(position: number, change: 'delete' | ((data: Record<string, unknown>) => void)) {
+  const runId = scriptedRuns.get('configs/planpath/planpath_L1_prompt.yaml');
+  assert.ok(runId, 'the Plan-Path scripted run is recorded');
+  const episodeId = `${runId}/it0/ep0`;
+  return tampered(episodeId, episodeStream(episodeId), position, change);
+}
+
 type Group = { samples: { reward: number; text: string }[] };
 
 test('a planted change to a reward fails verify at that step', { timeout: 300_000 }, async () => {
-  const v = await tampered(1, (d) => void ((d as unknown as Group).samples[0].reward += 1));
+  const v = await tamperedScripted(1, (d) => void ((d as unknown as Group).samples[0].reward += 1));
   assert.equal(v.code, 1, v.out);
   assert.match(v.out, /re-execution: step 0 \(turn 0, tool_call_agent\): candidate 0 reward differs/);
   assert.match(v.out, /hash chain: .*position 1 .*does not match/);
 });
 
 test('a planted change to an action fails verify at that step', { timeout: 300_000 }, async () => {
-  const v = await tampered(2, (d) => void ((d as unknown as Group).samples[1].text = '#### not an answer'));
+  const v = await tamperedScripted(2, (d) => void ((d as unknown as Group).samples[1].text = '#### not an answer'));
   assert.equal(v.code, 1, v.out);
   assert.match(v.out, /re-execution: step 1 \(turn 0, plan_agent\): candidate 1 \w+ differs/);
 });
 
 test('a deleted event fails verify', { timeout: 300_000 }, async () => {
-  const middle = await tampered(1, 'delete');
+  const middle = await tamperedScripted(1, 'delete');
   assert.equal(middle.code, 1, middle.out);
   assert.match(middle.out, /position 1 is missing/);
-  const last = await tampered(3, 'delete');
+  const last = await tamperedScripted(3, 'delete');
   assert.equal(last.code, 1, last.out);
   assert.match(last.out, /events were deleted/);
   assert.match(last.out, /no EpisodeFinished/);
+});
+
+test('a planted change to an advantage fails verify', { timeout: 300_000 }, async () => {
+  const episodeId = `${trainedRun}/it0/ep0`;
+  const stream = updateStream(trainedRun, 'shared_model', 0);
+  const v = await tampered(episodeId, stream, 0, (d) => {
+    const advantages = d.advantages as Record<string, number>;
+    const first = Object.keys(advantages).sort()[0];
+    advantages[first] += 0.5;
+  });
+  assert.equal(v.code, 1, v.out);
+  assert.match(v.out, /advantages: step \d+ \(turn 0, \w+\): candidate \d advantage differs: recorded .* \(update shared_model v0->v1\), recomputed/);
+  assert.match(v.out, new RegExp(`hash chain: update:${trainedRun}/shared_model/v0: event at position 0`));
 });
 
 test('projector rebuild gives the read models the live projection gave', { timeout: 300_000 }, async () => {
