@@ -39,7 +39,7 @@ async function waitForPhase(handle: WorkflowHandle, phase: 'sampling' | 'updatin
     // Sampling: some episode of the iteration has finished, so others are mid-turn.
     if (p && (phase === 'updating' ? p.status === 'updating' : p.status === 'running' && p.episodesDone >= 1)) return p;
     if (Date.now() > deadline) throw new Error(`the run never reached ${phase} for ${target} (seed ${seed})`);
-    await sleep(phase === 'updating' ? 100 : 500);
+    await sleep(phase === 'updating' ? 250 : 500);
   }
 }
 
