@@ -45,6 +45,10 @@ export interface EpisodeSetup {
   turnOrder: string[];
 }
 
+export function episodeSetup(cfg: RunConfig): EpisodeSetup {
+  return { env: cfg.env, alpha: cfg.alpha, ifGreedy: cfg.rollout.if_greedy, turnOrder: cfg.multi_agent_interaction.turn_order };
+}
+
 /** One group's scores: events of type TurnGroupScored. */
 export type TurnGroupScoredEvent = Extract<TandemEvent, { type: 'TurnGroupScored' }>;
 

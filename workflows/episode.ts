@@ -11,7 +11,7 @@ import type { TrajectoryRecord } from '../activities/records.js';
 import { policiesOf, policyOfAgent } from '../configs/policies.js';
 import { agentByName, type RunConfig } from '../configs/schema.js';
 import { chooseCandidate, groupKey, trajectoryGroupKey } from '../domain/atgrpo.js';
-import { envelopes, episodeStream, type TandemEvent } from '../domain/events.js';
+import { envelopes, episodeSetup, episodeStream, type TandemEvent } from '../domain/events.js';
 import { envOf } from '../envs/index.js';
 import { policyRef } from './policyRef.js';
 
@@ -77,7 +77,7 @@ export async function episode(input: EpisodeInput): Promise<EpisodeSummary> {
   const { def: env } = envOf(cfg.env);
   const stream = episodeStream(episodeId);
   // The setup is audit content: what re-executing the episode from its record needs (services/audit/replay.ts).
-  const setup = { env: cfg.env, alpha: cfg.alpha, ifGreedy: cfg.rollout.if_greedy, turnOrder: cfg.multi_agent_interaction.turn_order };
+  const setup = episodeSetup(cfg);
   await cpu.publishEvents(envelopes(stream, 0, [{ type: 'EpisodeStarted', runId, iteration, episodeId, problemSeed, phase, setup }]));
 
   let state = await cpu.envReset({ env: cfg.env, seed: problemSeed });
