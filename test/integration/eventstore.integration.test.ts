@@ -2,16 +2,23 @@
 // the per-stream hash chain, the samples read model (advantages from SamplesConsumed, whichever
 // arrives first), and `projector rebuild` giving the read models the live projection gave.
 import assert from 'node:assert/strict';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { asc, eq, inArray, sql } from 'drizzle-orm';
+import { drizzle } from 'drizzle-orm/node-postgres';
+import { migrate } from 'drizzle-orm/node-postgres/migrator';
+import pgDriver from 'pg';
 import { envelopes, episodeStream, runStream, updateStream, type EventEnvelope, type TandemEvent } from '../../domain/events.js';
 import { events, samples, streams } from '../../infra/db/schema.js';
+import { applyMigrations, ensureDatabase } from '../../infra/db/migrate.js';
 import { lazyProducer } from '../../infra/kafka/client.js';
-import { TOPICS } from '../../infra/settings.js';
+import { projectPath, TOPICS } from '../../infra/settings.js';
 import { appendEvent } from '../../services/projector/append.js';
 import { checkChain } from '../../services/projector/hashChain.js';
 import { READ_MODEL_TABLES, rebuildReadModels } from '../../services/projector/rebuild.js';
-import { database, eventually, kafka } from '../support/stack.js';
+import { database, eventually, kafka, settings } from '../support/stack.js';
 
 const pg = database();
 const producer = lazyProducer(kafka());
@@ -133,4 +140,44 @@ test('advantages reach the samples whichever stream is projected first, and rebu
   // The event table itself is untouched by a rebuild.
   const [{ n }] = (await pg.db.execute(sql`SELECT count(*)::int AS n FROM events WHERE stream = ${r.episode[0].stream}`)).rows as { n: number }[];
   assert.equal(n, r.episode.length);
+});
+
+test('the migrations apply to a database that holds events from before the hash chain', { timeout: 120_000 }, async () => {
+  const url = new URL(settings.databaseUrl);
+  const name = `tandem_migrate_${process.pid}`;
+  url.pathname = `/${name}`;
+  const admin = new pgDriver.Client({ connectionString: Object.assign(new URL(settings.databaseUrl), { pathname: '/postgres' }).toString() });
+  await admin.connect();
+  await admin.query(`DROP DATABASE IF EXISTS "${name}"`);
+  await ensureDatabase(url.toString());
+  const pool = new pgDriver.Pool({ connectionString: url.toString(), max: 1 });
+  // The first migration only, as a database created before the event store's second one holds it.
+  const first = mkdtempSync(join(tmpdir(), 'tandem-migrations-'));
+  try {
+    const db = drizzle(pool);
+    const journal = JSON.parse(readFileSync(projectPath('infra/db/migrations/meta/_journal.json'), 'utf8'));
+    mkdirSync(join(first, 'meta'));
+    cpSync(projectPath('infra/db/migrations/0000_init.sql'), join(first, '0000_init.sql'));
+    cpSync(projectPath('infra/db/migrations/meta/0000_snapshot.json'), join(first, 'meta/0000_snapshot.json'));
+    writeFileSync(join(first, 'meta/_journal.json'), JSON.stringify({ ...journal, entries: journal.entries.slice(0, 1) }));
+    await migrate(db, { migrationsFolder: first });
+    await pool.query(`INSERT INTO events (event_id, stream, position, type, data) VALUES ('s#0', 's', 0, 'RunStarted', '{}'), ('s#1', 's', 1, 'RunFinished', '{}')`);
+
+    await applyMigrations(url.toString());
+    const [head] = await db.select().from(streams).where(eq(streams.stream, 's'));
+    assert.deepEqual(head, { stream: 's', position: 1, hash: null }, 'the stream head is backfilled');
+    const rows = await db.select().from(events).where(eq(events.stream, 's')).orderBy(asc(events.position));
+    assert.deepEqual(rows.map((r) => r.hash), [null, null]);
+    assert.match(checkChain('s', rows, head)!.message, /no hash \(recorded before the hash chain\)/);
+    // A later event of the old stream still appends after its head.
+    const next = envelopes('s', 2, [{ type: 'RunFinished', runId: 'old', iterations: 0, reason: 'completed' }])[0];
+    assert.equal(await appendEvent(db, next), true);
+    assert.equal((await db.select().from(streams).where(eq(streams.stream, 's')))[0].position, 2);
+    await applyMigrations(url.toString()); // applying again changes nothing
+  } finally {
+    rmSync(first, { recursive: true, force: true });
+    await pool.end();
+    await admin.query(`DROP DATABASE IF EXISTS "${name}"`);
+    await admin.end();
+  }
 });
