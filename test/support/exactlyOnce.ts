@@ -1,7 +1,7 @@
 // The exactly-once property of a finished run, checked from Postgres's `events` table alone:
 //   - for every (iteration, policy) there is exactly one SamplesConsumed and one UpdateApplied;
 //   - the sample ids a SamplesConsumed lists are exactly the sample ids of that iteration's
-//     TurnGroupScored events for that policy;
+//     TurnGroupScored events for that policy (training episodes; evaluations train nothing);
 //   - no sample id is scored twice, and none is consumed by two updates;
 //   - each policy's versions go from..to as 0→1→…→N, one step per iteration.
 import assert from 'node:assert/strict';
@@ -22,12 +22,14 @@ export async function assertExactlyOnce(runId: string, opts: { iterations: numbe
         .from(events)
         .where(and(inArray(events.type, types), eq(sql`${events.data}->>'runId'`, runId)));
     await eventually(`RunFinished of ${runId} in Postgres`, async () => ((await runEvents(['RunFinished'])).length > 0 ? true : undefined), 300_000);
-    const rows = await runEvents(['TurnGroupScored', 'SamplesConsumed', 'UpdateApplied']);
+    const rows = await runEvents(['EpisodeStarted', 'TurnGroupScored', 'SamplesConsumed', 'UpdateApplied']);
     const of = <T extends TandemEvent['type']>(type: T) => rows.filter((r) => r.type === type).map((r) => r.data as Of<T>);
+    // Evaluation episodes score groups too, but publish nothing for updates.
+    const evaluations = new Set(of('EpisodeStarted').filter((e) => e.phase === 'eval').map((e) => e.episodeId));
 
     const scored = new Map<string, Set<string>>(); // "<iteration>/<policy>" -> sample ids
     const everScored = new Set<string>();
-    for (const g of of('TurnGroupScored')) {
+    for (const g of of('TurnGroupScored').filter((e) => !evaluations.has(e.episodeId))) {
       const ids = scored.get(`${g.iteration}/${g.policy}`) ?? new Set<string>();
       scored.set(`${g.iteration}/${g.policy}`, ids);
       for (const s of g.samples) {
