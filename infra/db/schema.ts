@@ -41,6 +41,8 @@ export const episodes = pgTable('episodes', {
   runId: text('run_id').notNull(),
   iteration: integer('iteration').notNull(),
   problemSeed: integer('problem_seed').notNull(),
+  /** train, or eval: an evaluation episode, never trained on. */
+  phase: text('phase').notNull().default('train'),
   status: text('status').notNull(),
   success: boolean('success'),
   turns: integer('turns'),

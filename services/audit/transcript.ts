@@ -54,6 +54,8 @@ export interface Transcript {
   runId: string;
   iteration: number;
   problemSeed: number;
+  /** train, or eval: an evaluation episode (never trained on). */
+  phase: string;
   /** env.name of the run's config, when the run is recorded. */
   env: string | null;
   status: string;
@@ -86,6 +88,7 @@ export async function loadTranscript(db: NodePgDatabase, episodeId: string): Pro
     runId: ep.runId,
     iteration: ep.iteration,
     problemSeed: ep.problemSeed,
+    phase: ep.phase,
     env: envName(run?.config),
     status: ep.status,
     success: ep.success,
@@ -137,7 +140,7 @@ export function formatTranscript(t: Transcript): string {
   const out: string[] = [];
   const rewards = t.rewardByAgent ? Object.entries(t.rewardByAgent).map(([a, r]) => `${a}=${num(r)}`).join(' ') : '-';
   out.push(`episode ${t.episodeId}`);
-  out.push(`  run ${t.runId}  iteration ${t.iteration}  env ${t.env ?? '?'}  problem seed ${t.problemSeed}`);
+  out.push(`  run ${t.runId}  iteration ${t.iteration}  ${t.phase}  env ${t.env ?? '?'}  problem seed ${t.problemSeed}`);
   out.push(`  ${t.status}  success ${t.success ?? '-'}  turns ${t.turns ?? '-'}  mean reward ${rewards}`);
   for (const s of t.steps) {
     out.push('');

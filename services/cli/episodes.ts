@@ -6,7 +6,7 @@ import { episodes } from '../../infra/db/schema.js';
 import { withDatabase } from './database.js';
 
 const USAGE = `usage: tandem episodes list --run RUN_ID [--filter KEY=VALUE[,KEY=VALUE ...]] ...
-         keys: success=true|false, iteration=N, status=running|finished, seed=N, turns=N
+         keys: success=true|false, iteration=N, phase=train|eval, status=running|finished, seed=N, turns=N
        tandem episodes show EPISODE_ID [--json]
        tandem episodes verify EPISODE_ID | --run RUN_ID`;
 
@@ -38,8 +38,11 @@ export function episodeFilters(specs: string[]): SQL[] {
           return eq(episodes.turns, int(key, value));
         case 'status':
           return eq(episodes.status, value);
+        case 'phase':
+          if (value !== 'train' && value !== 'eval') throw new UsageError(`--filter phase=${value}: expected train or eval`);
+          return eq(episodes.phase, value);
         default:
-          throw new UsageError(`--filter ${key}: unknown key (success, iteration, status, seed, turns)`);
+          throw new UsageError(`--filter ${key}: unknown key (success, iteration, phase, status, seed, turns)`);
       }
     });
 }
@@ -68,10 +71,10 @@ async function list(args: string[]): Promise<number> {
   const rows = await withDatabase((db) =>
     db.select().from(episodes).where(where).orderBy(asc(episodes.iteration), asc(episodes.episodeId)),
   );
-  console.log(['episode', 'iteration', 'seed', 'status', 'success', 'turns', 'reward by agent'].join('\t'));
+  console.log(['episode', 'iteration', 'phase', 'seed', 'status', 'success', 'turns', 'reward by agent'].join('\t'));
   for (const r of rows) {
     const rewards = r.rewardByAgent ? Object.entries(r.rewardByAgent as Record<string, number>).map(([a, x]) => `${a}=${x.toFixed(3)}`).join(' ') : '-';
-    console.log([r.episodeId, r.iteration, r.problemSeed, r.status, r.success ?? '-', r.turns ?? '-', rewards].join('\t'));
+    console.log([r.episodeId, r.iteration, r.phase, r.problemSeed, r.status, r.success ?? '-', r.turns ?? '-', rewards].join('\t'));
   }
   console.error(`${rows.length} episode(s)`);
   return 0;

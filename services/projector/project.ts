@@ -28,7 +28,7 @@ export async function project(tx: Tx, e: TandemEvent, stored: Stored): Promise<v
     case 'EpisodeStarted':
       await tx
         .insert(episodes)
-        .values({ episodeId: e.episodeId, runId: e.runId, iteration: e.iteration, problemSeed: e.problemSeed, status: 'running' })
+        .values({ episodeId: e.episodeId, runId: e.runId, iteration: e.iteration, problemSeed: e.problemSeed, phase: e.phase ?? 'train', status: 'running' })
         .onConflictDoNothing();
       return;
     case 'TurnGroupScored': {

@@ -117,6 +117,8 @@ test('a trained run: transcripts carry advantages and the update that consumed e
   assert.match(listed.out, new RegExp(`${trainedRun}/it0/ep0`));
   const none = await tandem('episodes', 'list', '--run', trainedRun, '--filter', 'iteration=3');
   assert.doesNotMatch(none.out, new RegExp(`${trainedRun}/it0/ep0`));
+  const evalsListed = await tandem('episodes', 'list', '--run', trainedRun, '--filter', 'phase=eval');
+  assert.equal(evalsListed.out.split('\n').filter((l) => l.startsWith(`${trainedRun}/eval/`)).length, 2, evalsListed.out);
   const bad = await tandem('episodes', 'list', '--run', trainedRun, '--filter', 'sucess=true');
   assert.equal(bad.code, 2);
   assert.match(bad.out, /sucess: unknown key/);
