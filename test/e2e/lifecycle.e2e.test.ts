@@ -57,15 +57,13 @@ async function progressUntil(handle: WorkflowHandle<typeof trainingRun>, what: s
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Waits until the workflow's history stops growing (an update in flight at a pause finishes). */
+/** Waits until nothing of the workflow is in flight: no activity (an update), no child (an episode), no workflow task. */
 async function settled(handle: WorkflowHandle<typeof trainingRun>) {
-  let last = -1;
-  for (;;) {
-    const history = (await handle.describe()).historyLength;
-    if (history === last) return { progress: await handle.query(progressQuery), history };
-    last = history;
-    await sleep(5_000);
-  }
+  return eventually('nothing in flight', async () => {
+    const d = await handle.describe();
+    if ((d.raw.pendingActivities ?? []).length > 0 || (d.raw.pendingChildren ?? []).length > 0 || d.raw.pendingWorkflowTask) return undefined;
+    return { progress: await handle.query(progressQuery), history: d.historyLength };
+  }, SLOW);
 }
 
 async function runEvents(runId: string) {
@@ -80,32 +78,18 @@ test('status: clear error for an unknown run id; lifecycle commands too', () => 
   }
 });
 
-test('status while running shows the fields; pause stops new work; resume completes the run; --watch follows it', { timeout: 2 * SLOW }, async () => {
+test('pause stops new work; status shows the fields; resume completes the run; --watch follows it', { timeout: 2 * SLOW }, async () => {
   const runId = `life-pause-${Date.now()}`;
-  const handle = await startRun(t.client, runId, ['training.total_training_steps=2']);
+  // Three iterations: the pause lands early in the first, and status runs while there is work left.
+  const handle = await startRun(t.client, runId, ['training.total_training_steps=3']);
   await progressUntil(handle, 'an episode done', (p) => p.episodesDone >= 1);
-
-  const json = tandem(['status', runId, '--json']);
-  assert.equal(json.code, 0, json.err);
-  const shown = JSON.parse(json.out) as RunProgress;
-  assert.equal(shown.runId, runId);
-  assert.ok(shown.status === 'running' || shown.status === 'updating', shown.status);
-  assert.equal(shown.totalIterations, 2);
-  assert.equal(shown.episodesPerIteration, EPISODES);
-  assert.deepEqual(Object.keys(shown.versions), ['shared_model']);
-  for (const key of ['iteration', 'episodesDone', 'episodesInFlight', 'updatesApplied', 'iterationStartedAt'] as const) assert.equal(typeof shown[key], 'number', key);
-
-  const text = tandem(['status', runId]);
-  assert.equal(text.code, 0, text.err);
-  for (const field of [/^run .*\[#*-*\] +\d+%  iteration \d\/2/m, /^ {2}status /m, /^ {2}episodes done {4}\d\/3 this iteration/m, /^ {2}policy versions {2}shared_model=v\d/m, /^ {2}updates applied /m, /^ {2}last checkpoint /m, /^ {2}ETA /m]) {
-    assert.match(text.out, field);
-  }
 
   const paused = tandem(['pause', runId]);
   assert.equal(paused.code, 0, paused.err);
   assert.match(paused.out, /pause sent/);
   // In-flight work finishes; then nothing moves. (An update in flight at the pause finishes too.)
   const still = await progressUntil(handle, 'paused with nothing in flight', (p) => p.status === 'paused' && p.episodesInFlight === 0);
+  assert.ok(still.pausedSince !== null);
   const before = await settled(handle);
   assert.equal(before.progress.status, 'paused');
   await sleep(20_000);
@@ -115,7 +99,10 @@ test('status while running shows the fields; pause stops new work; resume comple
   assert.equal(later.progress.episodesDone, before.progress.episodesDone, 'no episode progressed while paused');
   assert.equal(later.progress.updatesApplied, before.progress.updatesApplied, 'no update while paused');
   assert.equal(later.history, before.history, 'nothing at all happened in the workflow while paused');
-  assert.ok(still.pausedSince !== null);
+
+  const whilePaused = tandem(['status', runId]);
+  assert.equal(whilePaused.code, 0, whilePaused.err);
+  assert.match(whilePaused.out, /^ {2}status {11}paused$/m);
 
   // --watch (not a TTY here: plain lines) follows the run to its end.
   const watch = spawn(process.execPath, ['bin/tandem.js', 'status', runId, '--watch'], { env: process.env });
@@ -126,18 +113,53 @@ test('status while running shows the fields; pause stops new work; resume comple
 
   const resumed = tandem(['resume', runId]);
   assert.equal(resumed.code, 0, resumed.err);
+
+  // Status while running, in the second iteration: a whole iteration is still to come.
+  await progressUntil(handle, 'iteration 2 running', (p) => p.iteration === 1 && p.status === 'running');
+  const json = tandem(['status', runId, '--json']);
+  assert.equal(json.code, 0, json.err);
+  const shown = JSON.parse(json.out) as RunProgress;
+  assert.equal(shown.runId, runId);
+  assert.ok(shown.status === 'running' || shown.status === 'updating', shown.status);
+  assert.ok(shown.iteration === 1 || shown.iteration === 2, `iteration ${shown.iteration}`);
+  assert.equal(shown.totalIterations, 3);
+  assert.equal(shown.episodesPerIteration, EPISODES);
+  assert.ok(shown.episodesDone >= 0 && shown.episodesDone <= EPISODES);
+  assert.ok(shown.updatesApplied >= 1);
+  assert.equal(shown.versions.shared_model, shown.updatesApplied);
+  assert.ok(shown.lastCheckpoint && existsSync(shown.lastCheckpoint), `checkpoint ${shown.lastCheckpoint}`);
+  assert.equal(shown.recent[0].iteration, 0);
+  assert.deepEqual(Object.keys(shown.recent[0].rewardByAgent).sort(), ['plan_agent', 'tool_call_agent']);
+  assert.equal(typeof shown.recent[0].successRate, 'number');
+  assert.ok(shown.recent[0].durationMs > 0);
+
+  const text = tandem(['status', runId]);
+  assert.equal(text.code, 0, text.err);
+  for (const field of [
+    /^run .*\[#*-*\] +\d+%  iteration \d\/3/m,
+    /^ {2}status {11}(running|updating)$/m,
+    /^ {2}episodes done {4}\d\/3 this iteration, \d in flight$/m,
+    /^ {2}policy versions {2}shared_model=v\d$/m,
+    /^ {2}updates applied {2}\d$/m,
+    /^ {2}last checkpoint {2}\/\S+$/m,
+    /^ {2}mean reward {6}\w+=-?\d/m,
+    /^ {2}success rate {5}\d\.\d{3} /m,
+    /^ {2}ETA {14}(\d+s|\d+m\d\ds)$/m,
+  ]) {
+    assert.match(text.out, field);
+  }
+
   const result = await handle.result();
   assert.equal(result.status, 'completed');
-  assert.equal(result.iteration, 2);
-  assert.equal(result.updatesApplied, 2);
-  assert.deepEqual(result.versions, { shared_model: 2 });
-  assert.deepEqual(result.recent.map((r) => r.iteration), [0, 1]);
-  for (const r of result.recent) assert.ok(r.durationMs > 0, `iteration ${r.iteration} duration measured`);
+  assert.equal(result.iteration, 3);
+  assert.equal(result.updatesApplied, 3);
+  assert.deepEqual(result.versions, { shared_model: 3 });
+  assert.deepEqual(result.recent.map((r) => r.iteration), [0, 1, 2]);
 
   assert.equal(await watchExit, 0, watched);
   const lines = watched.trim().split('\n');
   assert.ok(lines.some((l) => /\bpaused\b/.test(l)), watched);
-  assert.match(lines[lines.length - 1], /iteration 2\/2 done .* completed$/);
+  assert.match(lines[lines.length - 1], /iteration 3\/3 done .* completed$/);
 
   const ended = tandem(['pause', runId]);
   assert.equal(ended.code, 1);
