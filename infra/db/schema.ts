@@ -118,3 +118,18 @@ export const iterations = pgTable('iterations', {
   successRate: doublePrecision('success_rate').notNull(),
   rewardByAgent: jsonb('reward_by_agent').notNull(),
 }, (t) => [primaryKey({ columns: [t.runId, t.iteration] })]);
+
+/** One row per evaluation (EvaluationFinished): held-out success and rewards of the policies at some point of a run. */
+export const evaluations = pgTable('evaluations', {
+  evalId: text('eval_id').primaryKey(),
+  runId: text('run_id').notNull(),
+  /** Training iterations done before it (0: before training); null for an evaluation on demand. */
+  iteration: integer('iteration'),
+  versions: jsonb('versions').notNull(),
+  episodes: integer('episodes').notNull(),
+  successRate: doublePrecision('success_rate').notNull(),
+  meanTurns: doublePrecision('mean_turns').notNull(),
+  rewardByAgent: jsonb('reward_by_agent').notNull(),
+  /** Per agent, the mean reward at each turn (null: the agent never acted at that turn). */
+  rewardByAgentTurn: jsonb('reward_by_agent_turn').notNull(),
+}, (t) => [index('evaluations_run').on(t.runId)]);

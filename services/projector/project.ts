@@ -4,7 +4,7 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { NodePgDatabase } from 'drizzle-orm/node-postgres';
 import { updateStream, type TandemEvent } from '../../domain/events.js';
-import { checkpoints, episodes, events, iterations, runs, samples, turnGroups, updates } from '../../infra/db/schema.js';
+import { checkpoints, episodes, evaluations, events, iterations, runs, samples, turnGroups, updates } from '../../infra/db/schema.js';
 
 export type Tx = Parameters<Parameters<NodePgDatabase['transaction']>[0]>[0];
 
@@ -122,9 +122,27 @@ export async function project(tx: Tx, e: TandemEvent, stored: Stored): Promise<v
         .set({ iterationsDone: sql`GREATEST(${runs.iterationsDone}, ${e.iteration + 1})` })
         .where(eq(runs.runId, e.runId));
       return;
+    case 'EvaluationFinished':
+      await tx
+        .insert(evaluations)
+        .values({
+          evalId: e.evalId,
+          runId: e.runId,
+          iteration: e.iteration,
+          versions: e.versions,
+          episodes: e.episodes,
+          successRate: e.successRate,
+          meanTurns: e.meanTurns,
+          rewardByAgent: e.rewardByAgent,
+          rewardByAgentTurn: e.rewardByAgentTurn,
+        })
+        .onConflictDoNothing();
+      return;
     case 'RunFinished':
       await tx.update(runs).set({ status: e.reason, finishedAt: at }).where(eq(runs.runId, e.runId));
       return;
+    default:
+      e satisfies never; // every event type has a case
   }
 }
 

@@ -8,7 +8,7 @@ import { events } from '../../infra/db/schema.js';
 import { project } from './project.js';
 
 /** The read models, as `TRUNCATE` names them. */
-export const READ_MODEL_TABLES = ['runs', 'episodes', 'turn_groups', 'samples', 'updates', 'checkpoints', 'iterations'] as const;
+export const READ_MODEL_TABLES = ['runs', 'episodes', 'turn_groups', 'samples', 'updates', 'checkpoints', 'iterations', 'evaluations'] as const;
 
 const PAGE = 500;
 

@@ -117,6 +117,11 @@ test('a trained run: transcripts carry advantages and the update that consumed e
   assert.match(listed.out, new RegExp(`${trainedRun}/it0/ep0`));
   const none = await tandem('episodes', 'list', '--run', trainedRun, '--filter', 'iteration=3');
   assert.doesNotMatch(none.out, new RegExp(`${trainedRun}/it0/ep0`));
+  const evaluated = await eventually('both evaluations in the evaluations read model', async () => {
+    const { rows } = await pg.pool.query('SELECT iteration FROM evaluations WHERE run_id = $1 ORDER BY iteration', [trainedRun]);
+    return rows.length === 2 ? rows : undefined;
+  });
+  assert.deepEqual(evaluated, [{ iteration: 0 }, { iteration: 1 }]);
   const evalsListed = await tandem('episodes', 'list', '--run', trainedRun, '--filter', 'phase=eval');
   assert.equal(evalsListed.out.split('\n').filter((l) => l.startsWith(`${trainedRun}/eval/`)).length, 2, evalsListed.out);
   const bad = await tandem('episodes', 'list', '--run', trainedRun, '--filter', 'sucess=true');
