@@ -25,7 +25,7 @@ export interface TranscriptCandidate {
   solved: boolean | null;
   /** The candidate the episode continued from. */
   chosen: boolean;
-  /** Null until an update consumed the sample (never, for scripted players). */
+  /** Null until an update consumed the sample (never, for scripted players), or when the update dropped its zero-variance group. */
   advantage: number | null;
   /** The update that consumed the sample: the policy's step fromVersion -> toVersion. */
   update: { policy: string; fromVersion: number; toVersion: number } | null;
@@ -157,7 +157,9 @@ export function formatTranscript(t: Transcript): string {
     for (const c of s.candidates) {
       const update = c.update ? `update ${c.update.policy} v${c.update.fromVersion}->v${c.update.toVersion}` : 'not consumed by an update';
       out.push(`-- candidate ${c.candidate}${c.chosen ? ' (chosen)' : ''}  ${c.sampleId}`);
-      out.push(`   reward local ${num(c.local)}  global ${num(c.global)}  mixed ${num(c.reward)}  advantage ${num(c.advantage)}  ${update}`);
+      // Consumed with no advantage: the update dropped the sample's zero-variance group.
+      const advantage = c.update && c.advantage === null ? 'none (zero-variance group dropped)' : num(c.advantage);
+      out.push(`   reward local ${num(c.local)}  global ${num(c.global)}  mixed ${num(c.reward)}  advantage ${advantage}  ${update}`);
       out.push(`   outcome ${c.outcome}${c.done === null ? '' : `  done ${c.done}  solved ${c.solved}`}`);
       out.push('   response:', indent(c.text ?? '(not recorded)', '     '));
     }
