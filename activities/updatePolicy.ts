@@ -21,7 +21,6 @@ import type { UpdateResult } from '../services/engine/client.js';
 import { ensurePolicy, type PolicyWorkerDeps } from './agentTurn.js';
 import { selectIterationSamples } from './iterationSamples.js';
 import { checkpointRoot, engineKey, type PolicyRef } from './policy.js';
-import type { RolloutRecord, TrajectoryRecord } from './records.js';
 
 export interface UpdateInput {
   policy: PolicyRef;
