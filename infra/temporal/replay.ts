@@ -1,6 +1,7 @@
 // Replays recorded Temporal histories against workflow code: the determinism check behind
 // `tandem replay` and test/unit/replay.unit.test.ts. No server is needed; the workflow code is
 // bundled once and every history is fed through one replay worker.
+import { IllegalStateError } from '@temporalio/common';
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { projectPath } from '../settings.js';
 import { historyFromJson, type History } from './historyJson.js';
@@ -27,21 +28,27 @@ export interface ReplayOutcome {
 /** The workflows the CPU worker registers. */
 export const WORKFLOWS_PATH = projectPath('workflows/index.ts');
 
-const quiet = new DefaultLogger('WARN');
+const bundlerLogger = new DefaultLogger('WARN');
 
 /**
  * Keeps the SDK's own logs to errors: a replay that fails is reported through its outcome, and
- * SDK Core would otherwise log the same determinism error once more. Call once, before replaying.
+ * SDK Core would otherwise log the same determinism error once more. The SDK shuts its runtime
+ * down when its last worker stops, so this installs one before each replay worker, unless one
+ * is already running.
  */
-export function installQuietRuntime(): void {
-  Runtime.install({ logger: new DefaultLogger('ERROR'), telemetryOptions: { logging: { filter: { core: 'ERROR' }, forward: {} } } });
+function installQuietRuntime(): void {
+  try {
+    Runtime.install({ logger: new DefaultLogger('ERROR'), telemetryOptions: { logging: { filter: { core: 'ERROR' }, forward: {} } } });
+  } catch (err) {
+    if (!(err instanceof IllegalStateError)) throw err;
+  }
 }
 
 /** Bundles a workflows module the way the CPU worker does. */
 export async function bundleWorkflows(workflowsPath: string = WORKFLOWS_PATH): Promise<{ code: string }> {
   const { code } = await bundleWorkflowCode({
     workflowsPath,
-    logger: quiet,
+    logger: bundlerLogger,
     // Source files import each other as `./x.js`; webpack must find the `.ts` behind them.
     webpackConfigHook: (config) => {
       config.resolve = { ...config.resolve, extensionAlias: { '.js': ['.ts', '.js'] } };
@@ -84,6 +91,7 @@ export function parseHistoryJSON(text: string, source: string, workflowId?: stri
 /** Replays each history against the bundled workflow code, in order; never throws for a replay failure. */
 export async function replayHistories(recorded: RecordedHistory[], bundle: { code: string }): Promise<ReplayOutcome[]> {
   const outcomes: ReplayOutcome[] = [];
+  installQuietRuntime();
   const results = Worker.runReplayHistories(
     { workflowBundle: bundle, replayName: 'tandem-replay' },
     recorded.map((r) => ({ workflowId: r.workflowId, history: r.history })),

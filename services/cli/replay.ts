@@ -6,7 +6,6 @@ import { relative } from 'node:path';
 import { fetchRecorded, fetchTrainingRun } from '../../infra/temporal/histories.js';
 import {
   bundleWorkflows,
-  installQuietRuntime,
   parseHistoryJSON,
   replayHistories,
   WORKFLOWS_PATH,
@@ -91,7 +90,6 @@ export async function replayCommand(args: string[]): Promise<number> {
     return 2;
   }
   const recorded = await load(source);
-  installQuietRuntime();
   console.log(`replaying ${recorded.length} ${recorded.length === 1 ? 'history' : 'histories'} against ${relative(projectRoot, WORKFLOWS_PATH)}`);
   const outcomes = await replayHistories(recorded, await bundleWorkflows());
   outcomes.forEach(printOutcome);

@@ -8,9 +8,10 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { childExecutions } from '../../infra/temporal/histories.js';
+import type { Client } from '@temporalio/client';
+import { childExecutions, fetchTrainingRun } from '../../infra/temporal/histories.js';
 import { historyToJson } from '../../infra/temporal/historyJson.js';
-import { bundleWorkflows, installQuietRuntime, parseHistoryJSON, replayHistories, workflowTypeOf } from '../../infra/temporal/replay.js';
+import { bundleWorkflows, parseHistoryJSON, replayHistories, workflowTypeOf } from '../../infra/temporal/replay.js';
 import { projectPath } from '../../infra/settings.js';
 import { parseReplayArgs } from '../../services/cli/replay.js';
 
@@ -19,7 +20,6 @@ const files = readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
 const recorded = files.map((f) => parseHistoryJSON(readFileSync(join(dir, f), 'utf8'), `test/fixtures/histories/${f}`));
 const ofType = (type: string) => recorded.filter((r) => workflowTypeOf(r.history) === type);
 
-installQuietRuntime();
 const tmp = mkdtempSync(join(tmpdir(), 'tandem-replay-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
 
@@ -80,4 +80,39 @@ test('tandem replay takes one of WORKFLOW_ID, --run or --file, and names a bad a
 test('a file that is not a Temporal history is refused with its name', () => {
   assert.throws(() => parseHistoryJSON('{"events": []}', 'empty.json'), /empty\.json: not a Temporal history JSON \(no "events" array\)/);
   assert.throws(() => parseHistoryJSON('not json', 'junk.json'), /junk\.json: not a Temporal history JSON/);
+});
+
+test('--run follows a training run back through continue-as-new, then fetches every episode it started', async () => {
+  const started = (type: string, continuedFrom = '') => ({ workflowExecutionStartedEventAttributes: { workflowType: { name: type }, continuedExecutionRunId: continuedFrom } });
+  const child = (workflowId: string, runId: string) => ({ childWorkflowExecutionStartedEventAttributes: { workflowExecution: { workflowId, runId } } });
+  // Keyed `<workflow id>|<run id>`; no run id asks for the latest execution.
+  const server: Record<string, { events: object[] }> = {
+    'r|': { events: [started('trainingRun', 'first'), child('r/it1/ep0', 'e10')] },
+    'r|first': { events: [started('trainingRun'), child('r/it0/ep0', 'e00'), child('r/it0/ep1', 'e01')] },
+    'r/it0/ep0|e00': { events: [started('episode')] },
+    'r/it0/ep1|e01': { events: [started('episode')] },
+    'r/it1/ep0|e10': { events: [started('episode')] },
+  };
+  const asked: string[] = [];
+  const client = {
+    workflow: {
+      getHandle: (id: string, run?: string) => ({
+        fetchHistory: async () => {
+          const key = `${id}|${run ?? ''}`;
+          asked.push(key);
+          if (!server[key]) throw new Error('workflow not found');
+          return server[key];
+        },
+      }),
+    },
+  } as unknown as Client;
+
+  const got = await fetchTrainingRun(client, 'r');
+  assert.deepEqual(asked, ['r|', 'r|first', 'r/it0/ep0|e00', 'r/it0/ep1|e01', 'r/it1/ep0|e10']);
+  assert.deepEqual(got.map((g) => `${g.workflowId} ${workflowTypeOf(g.history)}`), ['r trainingRun', 'r trainingRun', 'r/it0/ep0 episode', 'r/it0/ep1 episode', 'r/it1/ep0 episode']);
+  assert.equal(got[0].history, server['r|first'], 'the oldest execution comes first');
+
+  await assert.rejects(fetchTrainingRun(client, 'r/it0/ep0'), /cannot fetch the history of r\/it0\/ep0: workflow not found/);
+  server['r/it0/ep0|'] = server['r/it0/ep0|e00'];
+  await assert.rejects(fetchTrainingRun(client, 'r/it0/ep0'), /r\/it0\/ep0 is a episode workflow, not a trainingRun/);
 });
