@@ -1,0 +1,44 @@
+// The worker interceptor that makes every activity heartbeat while it runs, and only then.
+import assert from 'node:assert/strict';
+import { mock, test } from 'node:test';
+import type { Context } from '@temporalio/activity';
+import { HEARTBEAT_EVERY_MS, heartbeatWhileRunning } from '../../services/heartbeat.js';
+
+function intercepted(fn: () => Promise<unknown>) {
+  let beats = 0;
+  const ctx = { heartbeat: () => beats++ } as unknown as Context;
+  const { execute } = heartbeatWhileRunning(ctx).inbound!;
+  const running = execute!({ args: [], headers: {} }, fn);
+  return { running, beats: () => beats };
+}
+
+test('an activity heartbeats every interval while it runs, and not after it returns', async () => {
+  mock.timers.enable({ apis: ['setInterval'] });
+  try {
+    let finish!: (v: string) => void;
+    const a = intercepted(() => new Promise((r) => (finish = r)));
+    mock.timers.tick(HEARTBEAT_EVERY_MS * 3);
+    assert.equal(a.beats(), 3);
+    finish('done');
+    assert.equal(await a.running, 'done');
+    mock.timers.tick(HEARTBEAT_EVERY_MS * 3);
+    assert.equal(a.beats(), 3);
+  } finally {
+    mock.timers.reset();
+  }
+});
+
+test('a failing activity fails as it is, and stops heartbeating', async () => {
+  mock.timers.enable({ apis: ['setInterval'] });
+  try {
+    let fail!: (e: Error) => void;
+    const a = intercepted(() => new Promise((_, reject) => (fail = reject)));
+    mock.timers.tick(HEARTBEAT_EVERY_MS);
+    fail(new Error('engine died'));
+    await assert.rejects(a.running, /engine died/);
+    mock.timers.tick(HEARTBEAT_EVERY_MS * 2);
+    assert.equal(a.beats(), 1);
+  } finally {
+    mock.timers.reset();
+  }
+});
