@@ -132,6 +132,21 @@ def wait_idle(max_busy: float = 0.15, quiet: float = 10.0, timeout: float = 1800
         calm = calm + 2.0 if busy < max_busy else 0.0
 
 
+FOREIGN_CORES: list[float] = []  # other processes' average core use during each kept run (see runs_note)
+
+
+def runs_note(repeat: int, discarded: dict) -> str:
+    """How the timed runs were kept, for RESULTS.md: undisturbed runs, or (BENCH_NO_WAIT=1) every run of
+    a busy machine, with how many cores other processes used meanwhile."""
+    if not os.environ.get("BENCH_NO_WAIT"):
+        return (f"{repeat} undisturbed runs each, round-robin (runs during which other processes used >= 0.15 cores "
+                f"were discarded and re-run: {', '.join(f'{k} {v}' for k, v in discarded.items())})")
+    lo, med, hi = min(FOREIGN_CORES), statistics.median(FOREIGN_CORES), max(FOREIGN_CORES)
+    return (f"{repeat} runs each, round-robin, on a busy machine (BENCH_NO_WAIT=1: no run discarded; other "
+            f"processes used {lo:.2f} / {med:.2f} / {hi:.2f} of the 2 cores (min / median / max over the runs), "
+            f"so the wall times are inflated and noisy; compare the sides run by run, not with other sections)")
+
+
 def measure(fns: dict, repeat: int, setup: dict | None = None, max_foreign: float = 0.15, max_tries: int = 100):
     """Run each of `fns` (name -> callable), round-robin, until each has `repeat` undisturbed runs:
     other processes used < max_foreign cores on average while it ran (/proc/stat minus this
@@ -154,6 +169,7 @@ def measure(fns: dict, repeat: int, setup: dict | None = None, max_foreign: floa
             if ok:
                 kept[name].append(wall)
                 results[name].append(result)
+                FOREIGN_CORES.append(foreign)
             discarded[name] += not ok
             print(f"  {name}: {wall:.3f}s, other processes {foreign:.2f} cores{'' if ok else ' -> discarded'}",
                   flush=True)

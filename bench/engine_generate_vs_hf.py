@@ -6,8 +6,9 @@
 Same model object, same prompt token ids, same batch (prompts x n rows, one decode batch on both
 sides), sampling at temperature 1 with no top-k/top-p, no stop (every row generates exactly
 --tokens tokens on both sides; checked). Timed per repeat, alternating engine / HF:
-  engine: Engine.handle({"op": "generate", ...}) in-process: chat rendering, the batched KV-cache
-          decode loop (generation.py, incl. the per-token log-probs it returns) and building the result;
+  engine: Engine.handle({"op": "generate", ...}) in-process: chat rendering, one prefill per distinct
+          prompt, the batched decode loop on a preallocated KV cache (generation.py, kv_cache.py; incl.
+          the per-token log-probs it returns) and building the result;
   HF:     model.generate(input_ids, attention_mask, do_sample=True, ...) on the left-padded prompt ids
           (rendering not timed; HF returns no log-probs).
 --profile: cProfile of one more engine call, top functions by own time.
@@ -46,7 +47,7 @@ def profile(fn) -> str:
         "nn.linear (the matmuls)": own("<built-in method torch._C._nn.linear>"),
         "scaled_dot_product_attention": own("<built-in method torch._C._nn.scaled_dot_product_attention>"),
         "torch.cat": own("<built-in method torch.cat>"),
-        "transformers DynamicCache.update (KV-cache append via torch.cat, cumulative)": cum("cache_utils.py", "update"),
+        "KV-cache append (kv_cache.PreallocatedLayer.update, cumulative)": cum("kv_cache.py", "update"),
         "sampling (SamplingParams.sample, cumulative)": cum("generation.py", "sample"),
     }
     return (f"cProfile of one more engine call ({total:.2f} s under the profiler): "
@@ -113,8 +114,7 @@ def main() -> None:
         f"{args.tokens} new tokens each (no stop: {expected} tokens per call on both sides), temperature 1, "
         f"no top-k/top-p. Engine: in-process `Engine.handle` generate op (tandem_engine.server). "
         f"HF: `model.generate(do_sample=True)` on the same model object and left-padded prompt ids. "
-        f"{args.repeat} undisturbed runs each, round-robin (runs during which other processes used >= 0.15 cores "
-        f"were discarded and re-run: {', '.join(f'{k} {v}' for k, v in discarded.items())}).",
+        f"{ec.runs_note(args.repeat, discarded)}.",
         "",
         "| side | wall s best / median / worst | tokens/s (median) | tokens/s (best) |",
         "|---|---|---|---|",

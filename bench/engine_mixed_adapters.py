@@ -10,7 +10,8 @@ Plan-Path prompt and n samples. Timed in an in-process engine (Engine.handle), a
   separate: one `generate` op per policy, one after the other (adapters decode batches of n rows).
 Same seeds and no stop tokens: every row generates exactly --tokens tokens in both modes (checked).
 Then both modes again with max_new_tokens=1, to split the time into prompt prefill and decoding, and
-the mixed call with n=1 too (the prefill of one copy of each prompt).
+the mixed call with n=1 too (one row per prompt: the n rows of a request share one prefill, so this
+should cost about as much as the n-row call).
 Writes its section of bench/RESULTS.md.
 """
 
@@ -53,7 +54,7 @@ def main() -> None:
     times, tokens, discarded = ec.measure({"mixed": run([reqs], args.tokens),
                                            "separate": run([[r] for r in reqs], args.tokens)}, args.repeat)
     # The same with one new token: (nearly) only the prompt prefill, whose work batching does not reduce.
-    # And with n=1: one copy of each prompt, i.e. the prefill cost if rows sharing a prompt shared its prefill.
+    # And with n=1: one row per prompt (the n rows of a request share one prefill: about the same cost).
     prefill, _, _ = ec.measure({"mixed": run([reqs], 1), "separate": run([[r] for r in reqs], 1),
                                 "mixed n=1": run([reqs], 1, n=1)}, args.repeat)
     expected = args.adapters * args.n * args.tokens
@@ -67,9 +68,8 @@ def main() -> None:
         f"all-linear) on the one shared base.",
         f"Batch: {args.adapters} agents x n={args.n} rows, each agent its own Plan-Path prompt "
         f"({min(lens)}-{max(lens)} tokens), {args.tokens} new tokens per row (no stop: {expected} tokens per mode), "
-        f"temperature 1. In-process `Engine.handle` generate ops. {args.repeat} undisturbed runs each, alternating "
-        f"(discarded and re-run because another process used >= 0.15 cores: mixed {discarded['mixed']}, separate "
-        f"{discarded['separate']}).",
+        f"temperature 1. In-process `Engine.handle` generate ops. "
+        f"{ec.runs_note(args.repeat, discarded)}.",
         "",
         "| mode | wall s best / median / worst | tokens/s (median) |",
         "|---|---|---|",
@@ -86,8 +86,9 @@ def main() -> None:
         f"worst); the remaining {args.tokens - 1} decoding steps take {med['mixed'] - ec.stats(prefill['mixed'])['median']:.2f} s "
         f"mixed vs {med['separate'] - ec.stats(prefill['separate'])['median']:.2f} s separate (medians): a decode speed-up "
         f"of {(med['separate'] - ec.stats(prefill['separate'])['median']) / (med['mixed'] - ec.stats(prefill['mixed'])['median']):.2f}x. "
-        f"The n rows of a request share their prompt, yet each row prefills it: the mixed call with n=1 and "
-        f"max_new_tokens=1 (one copy of each prompt) takes {ec.spread(prefill['mixed n=1'])} s.",
+        f"The {args.n} rows of a request share one prefill of its prompt: the mixed call with n=1 and "
+        f"max_new_tokens=1 takes {ec.spread(prefill['mixed n=1'])} s, against "
+        f"{ec.stats(prefill['mixed'])['median']:.3f} s (median) with n={args.n}.",
     ]
     ec.write_section("engine_mixed_adapters", lines)
 

@@ -1,8 +1,8 @@
 """Batched sampling with a KV cache, per-row sampling parameters and per-row LoRA adapters.
 
 All rows of one Backbone are decoded together: one forward pass per step for the whole batch.
-On a LoRA base the forward gets `adapter_names=[...]` (PEFT's mixed-adapter batches), so row i
-runs through base + adapter_i and nothing else.
+On a LoRA base, row i runs through base + adapter_i and nothing else (mixed_lora.py: all adapters
+of the batch in one pass per layer; PEFT's `adapter_names=[...]` batches for layer kinds it does not handle).
 
 The prompt is prefilled once per distinct (prompt, adapter), not once per row, and its KV cache
 copied to the rows that share it (kv_cache.py): the n samples of a request start from one prefill.
@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import torch
 
 from .kv_cache import spread_prefill
+from .mixed_lora import lora_rows
 
 GEN_BATCH_ROWS = int(os.environ.get("TANDEM_GEN_BATCH", "64"))  # max sequences sampled in parallel
 LOGPROB_FLOOR = -1e4  # -inf is not valid JSON; a token this unlikely is effectively impossible
@@ -52,32 +53,44 @@ def _generate_batch(bb, rows: list[Row], generators) -> list[dict]:
     lps = [[] for _ in range(B)]
     done = [r.max_new_tokens <= 0 for r in rows]
     reason = ["length"] * B
-    for step in range(T):
-        if all(done):
-            break
-        if step == 0:
-            logits, cache, attn, pos = _prefill(bb, rows, T)
-        else:
-            # Feed the sampled token back (finished rows keep running; their output is ignored).
-            out = bb.model(input_ids=tok[:, None], attention_mask=attn[:, : cache.get_seq_length() + 1],
-                           position_ids=pos + step, past_key_values=cache, use_cache=True, logits_to_keep=1,
-                           **_adapters(rows))
-            logits = out.logits[:, -1, :].float()
-        logp = torch.log_softmax(logits, dim=-1)  # plain softmax: what the update recomputes
-        tok = params.sample(logits)
-        tok_lp = logp.gather(1, tok[:, None])[:, 0].nan_to_num(neginf=LOGPROB_FLOOR).clamp(min=LOGPROB_FLOOR)
-        for i, (t, lp) in enumerate(zip(tok.tolist(), tok_lp.tolist())):
-            if done[i]:
-                continue
-            resp[i].append(t)
-            lps[i].append(lp)
-            if t in bb.stop_ids:
-                done[i], reason[i] = True, "stop"
-            elif rows[i].stop and _tail_has_stop(bb.tokenizer, resp[i], rows[i].stop):
-                done[i], reason[i] = True, "stop"
-            elif len(resp[i]) >= rows[i].max_new_tokens:
-                done[i] = True
+    if all(done):
+        return _samples(bb, rows, resp, lps, reason)
+    logits, cache, attn, pos = _prefill(bb, rows, T)
+    with lora_rows(bb.model, [r.adapter for r in rows]) as adapters:
+        for step in range(T):
+            if step > 0:
+                # Feed the sampled token back (finished rows keep running; their output is ignored).
+                out = bb.model(input_ids=tok[:, None], attention_mask=attn[:, : cache.get_seq_length() + 1],
+                               position_ids=pos + step, past_key_values=cache, use_cache=True, logits_to_keep=1,
+                               **adapters)
+                logits = out.logits[:, -1, :].float()
+            tok = _step(bb, rows, params, logits, resp, lps, done, reason)
+            if all(done):
+                break
+    return _samples(bb, rows, resp, lps, reason)
 
+
+def _step(bb, rows: list[Row], params, logits, resp, lps, done, reason) -> torch.Tensor:
+    """Sample each row's next token from `logits` [B, V] -> [B]; append it and its log-prob to the
+    unfinished rows and mark the rows that stop or reach their length."""
+    logp = torch.log_softmax(logits, dim=-1)  # plain softmax: what the update recomputes
+    tok = params.sample(logits)
+    tok_lp = logp.gather(1, tok[:, None])[:, 0].nan_to_num(neginf=LOGPROB_FLOOR).clamp(min=LOGPROB_FLOOR)
+    for i, (t, lp) in enumerate(zip(tok.tolist(), tok_lp.tolist())):
+        if done[i]:
+            continue
+        resp[i].append(t)
+        lps[i].append(lp)
+        if t in bb.stop_ids:
+            done[i], reason[i] = True, "stop"
+        elif rows[i].stop and _tail_has_stop(bb.tokenizer, resp[i], rows[i].stop):
+            done[i], reason[i] = True, "stop"
+        elif len(resp[i]) >= rows[i].max_new_tokens:
+            done[i] = True
+    return tok
+
+
+def _samples(bb, rows: list[Row], resp, lps, reason) -> list[dict]:
     samples = []
     for i, r in enumerate(rows):
         token_stop = reason[i] == "stop" and resp[i][-1] in bb.stop_ids
@@ -114,18 +127,14 @@ def _prefill(bb, rows: list[Row], new_tokens: int):
         ids[u, P - len(r.prompt_ids):] = torch.tensor(r.prompt_ids, device=dev)
         attn[u, P - len(r.prompt_ids):] = 1
     pos = (attn.cumsum(-1) - 1).clamp(min=0)  # RoPE positions ignore the padding
-    out = bb.model(input_ids=ids, attention_mask=attn, position_ids=pos, use_cache=True, logits_to_keep=1,
-                   **_adapters(uniq))
+    with lora_rows(bb.model, [r.adapter for r in uniq]) as adapters:
+        out = bb.model(input_ids=ids, attention_mask=attn, position_ids=pos, use_cache=True, logits_to_keep=1,
+                       **adapters)
     # The last sampled token is never fed back: the cache needs new_tokens - 1 more columns.
     cache = spread_prefill(out.past_key_values, src, new_tokens - 1)
     # Generated columns are always attended; a decoding step passes the cached columns + its own.
     attn = torch.cat([attn[src], attn.new_ones((len(rows), new_tokens - 1))], dim=1)
     return out.logits[:, -1, :].float()[src], cache, attn, pos[src, -1:]
-
-
-def _adapters(rows: list[Row]) -> dict:
-    """PEFT mixed-adapter batch: row i runs through base + adapter_i (full-model backbones: nothing)."""
-    return {"adapter_names": [r.adapter for r in rows]} if rows[0].adapter is not None else {}
 
 
 def _tail_has_stop(tokenizer, ids: list[int], stops: list[str]) -> bool:

@@ -97,3 +97,28 @@ def test_zero_new_tokens_does_no_forward(eng, tiny_model, tmp_path):
     finally:
         hook.remove()
     assert out[0]["response_ids"] == [] and calls == []
+
+
+def test_one_pass_mixed_lora_equals_peft_adapter_names(eng, tiny_model, tmp_path):
+    from tandem_engine.mixed_lora import lora_rows
+
+    for name in ("a", "b", "c"):
+        eng.load_lora(name, tiny_model, tmp_path / name)
+    policies = eng.engine.policies
+    model = policies["a"].backbone.model
+    with torch.no_grad():  # distinct non-zero adapters (a fresh one has lora_B = 0)
+        torch.manual_seed(0)
+        for name, p in model.named_parameters():
+            if "lora_B" in name:
+                p.copy_(torch.randn_like(p) * 0.1)
+    names = [policies[k].adapter for k in ("a", "b", "a", "c")]
+    ids = torch.randint(0, 1000, (1, 9)).expand(4, -1)  # one sequence: the rows differ by adapter only
+    with torch.no_grad():
+        want = model(input_ids=ids, adapter_names=names).logits
+        with lora_rows(model, names) as kwargs:
+            got = model(input_ids=ids, **kwargs).logits
+        alone = model(input_ids=ids[1:2], adapter_names=names[1:2]).logits
+        hooks = sum(len(m._forward_hooks) for m in model.modules())
+    assert torch.allclose(got, want, atol=1e-5) and hooks == 0  # the hooks are gone after the block
+    assert not torch.allclose(got[0], got[1], atol=1e-3) and torch.allclose(got[0], got[2], atol=1e-6)
+    assert torch.allclose(got[1:2], alone, atol=1e-5)
