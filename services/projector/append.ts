@@ -1,7 +1,7 @@
 // Appending one event to the event store: the row with its place in the hash chain, the stream
 // head, and the read models, in one transaction. Idempotent by event id: a re-delivered event
 // is skipped whole, so it neither duplicates a row nor projects twice.
-import { eq } from 'drizzle-orm';
+import { eq, lt } from 'drizzle-orm';
 import type { NodePgDatabase } from 'drizzle-orm/node-postgres';
 import type { EventEnvelope } from '../../domain/events.js';
 import { events, streams } from '../../infra/db/schema.js';
@@ -32,7 +32,7 @@ export async function appendEvent(db: NodePgDatabase, envelope: EventEnvelope): 
     await tx
       .insert(streams)
       .values({ stream, position, hash })
-      .onConflictDoUpdate({ target: streams.stream, set: { position, hash } });
+      .onConflictDoUpdate({ target: streams.stream, set: { position, hash }, setWhere: lt(streams.position, position) }); // never backwards
     await project(tx, event, { at: inserted[0].recordedAt, position });
     return true;
   });

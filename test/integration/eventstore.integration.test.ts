@@ -181,3 +181,16 @@ test('the migrations apply to a database that holds events from before the hash 
     await admin.end();
   }
 });
+
+test('an event out of its stream order is stored, the head never moves back, and the chain shows it', { timeout: 60_000 }, async () => {
+  const stream = `test:order-${Date.now()}`;
+  const [e0, e1, e2] = envelopes(stream, 0, [0, 1, 2].map((i) => ({ type: 'RunFinished', runId: `order-${i}`, iterations: i, reason: 'completed' }) as TandemEvent));
+  assert.equal(await appendEvent(pg.db, e0), true);
+  assert.equal(await appendEvent(pg.db, e2), true); // ahead of its turn
+  assert.equal(await appendEvent(pg.db, e1), true); // late
+  const [head] = await pg.db.select().from(streams).where(eq(streams.stream, stream));
+  assert.equal(head.position, 2);
+  const rows = await pg.db.select().from(events).where(eq(events.stream, stream)).orderBy(asc(events.position));
+  assert.deepEqual(rows.map((r) => r.position), [0, 1, 2]);
+  assert.equal(checkChain(stream, rows, head)?.position, 1, 'the late event does not chain from its predecessor');
+});
