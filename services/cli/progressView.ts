@@ -47,12 +47,13 @@ export function progressBar(fraction: number, width = 24): string {
   return `[${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${String(Math.floor(fraction * 100)).padStart(3)}%`;
 }
 
-/** One line: the bar, iteration, episodes, status and ETA. */
+/** One line: the bar, iteration, episodes (while running), status and ETA. */
 export function progressLine(p: RunProgress, now: number): string {
   const eta = etaMs(p, now);
   const iteration = ended(p) ? `${p.iteration}/${p.totalIterations} done` : `${p.iteration + 1}/${p.totalIterations}`;
   const etaText = ended(p) ? '' : `  ETA ${eta === null ? '?' : formatDuration(eta)}${p.status === 'paused' ? ' (paused)' : ''}`;
-  return `${progressBar(fractionDone(p))}  iteration ${iteration}  episodes ${p.episodesDone}/${p.episodesPerIteration}  ${p.status}${etaText}`;
+  const episodes = ended(p) ? '' : `  episodes ${p.episodesDone}/${p.episodesPerIteration}`;
+  return `${progressBar(fractionDone(p))}  iteration ${iteration}${episodes}  ${p.status}${etaText}`;
 }
 
 /** The full view: the progress line, then one field a line. */
@@ -62,7 +63,7 @@ export function progressLines(p: RunProgress, now: number): string[] {
     `run ${p.runId}: ${progressLine(p, now)}`,
     `  status           ${p.status}`,
     `  iteration        ${ended(p) ? `${p.iteration} of ${p.totalIterations} done` : `${p.iteration + 1}/${p.totalIterations}`}`,
-    `  episodes done    ${p.episodesDone}/${p.episodesPerIteration} this iteration, ${p.episodesInFlight} in flight`,
+    ...(ended(p) ? [] : [`  episodes done    ${p.episodesDone}/${p.episodesPerIteration} this iteration, ${p.episodesInFlight} in flight`]),
     `  policy versions  ${Object.entries(p.versions).map(([k, v]) => `${k}=v${v}`).join(' ') || '-'}`,
     `  updates applied  ${p.updatesApplied}`,
     `  last checkpoint  ${p.lastCheckpoint ?? '-'}`,

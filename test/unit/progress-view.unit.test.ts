@@ -73,6 +73,7 @@ test('the one-line view names iteration, episodes, status and ETA', () => {
   assert.equal(progressLine(progress(), 1_020_000), '[###########-------------]  44%  iteration 3/5  episodes 1/4  running  ETA 2m10s');
   assert.match(progressLine(progress({ status: 'paused', pausedSince: 1_010_000 }), 1_020_000), /paused {2}ETA 2m20s \(paused\)$/);
   assert.match(progressLine(progress({ status: 'stopped', iteration: 3 }), 0), /iteration 3\/5 done .* stopped$/);
+  assert.doesNotMatch(progressLine(progress({ status: 'completed', iteration: 5 }), 0), /episodes/, 'an ended run has no current episodes');
 });
 
 test('the full view has every field', () => {
