@@ -1,8 +1,9 @@
 // Fault tests on the real stack: one run, and while it runs every process is killed with -9 in
-// turn, at a seeded random moment (while episodes sample, or while the update runs), and
-// restarted after a seeded random outage: the CPU worker, the policy worker, the engine, the
-// projector, the Kafka broker and the Temporal server. The run must finish, and Postgres must
-// show every iteration's samples consumed by exactly one update.
+// turn and restarted after a seeded random outage: the CPU worker, the policy worker, the
+// engine, the projector, the Kafka broker and the Temporal server. Each dies at a seeded random
+// moment while episodes sample or while the update runs (the policy worker always during an
+// update). The run must finish, and Postgres must show every iteration's samples consumed by
+// exactly one update.
 // The seed is printed; TANDEM_FAULT_SEED=<seed> replays the same schedule.
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
@@ -61,9 +62,12 @@ test(`kill -9 of every process mid-run, each restarted: the run finishes, every 
   log(`run ${runId} started`);
 
   for (const target of shuffled(TARGETS, random)) {
-    const phase = random() < 0.5 ? 'sampling' : 'updating';
-    // Updates of the tiny model take about a second: kill soon after the phase starts.
-    const delayMs = Math.round((phase === 'updating' ? 500 : 8_000) * random());
+    // The policy worker always dies during an update (the moment exactly-once is about); the
+    // others during sampling or updating, at random.
+    const phase = target === 'policy-worker' || random() < 0.5 ? 'updating' : 'sampling';
+    // An update of the tiny model takes a few seconds (mostly joining the consumer group), so the
+    // delay spreads kills over its steps; a kill that comes after it lands in the next sampling.
+    const delayMs = Math.round((phase === 'updating' ? 3_000 : 8_000) * random());
     const downMs = Math.round(1_000 + 7_000 * random());
     const p = await waitForPhase(handle, phase, target);
     await sleep(delayMs);
