@@ -38,9 +38,13 @@ async function tandem(...args: string[]): Promise<{ code: number; out: string }>
 
 const count = async (where: ReturnType<typeof and>) => Number((await pg.db.select({ n: sql<number>`count(*)` }).from(events).where(where))[0].n);
 
-/** Runs a config to the end and waits until the projector has recorded all of it. */
-async function recordedRun(config: string, overrides: string[], episodes: number, updates: number, evalEpisodes = 0): Promise<string> {
-  const cfg = loadRunConfig(config, ['training.total_training_steps=1', `training.train_batch_size=${episodes}`, 'training.train_sample_num=2', 'training.val_freq=0', ...overrides]);
+/**
+ * Runs a config (one iteration of `problems` problems, K = 2) to the end and waits until the
+ * projector has recorded all of it: `episodes` episode streams (evaluations' included) and
+ * `updates` updates.
+ */
+async function recordedRun(config: string, overrides: string[], expect: { problems: number; episodes: number; updates: number }): Promise<string> {
+  const cfg = loadRunConfig(config, ['training.total_training_steps=1', `training.train_batch_size=${expect.problems}`, 'training.train_sample_num=2', 'training.val_freq=0', ...overrides]);
   assert.ok(cfg.ok, JSON.stringify(!cfg.ok && cfg.issues));
   const runId = `audit-${cfg.config.env.name}-${Date.now()}`;
   const result = await t.client.workflow.execute(trainingRun, { taskQueue: CPU_QUEUE, workflowId: runId, args: [{ config: cfg.config }] });
@@ -49,8 +53,8 @@ async function recordedRun(config: string, overrides: string[], episodes: number
     `run ${runId} recorded`,
     async () =>
       (await count(and(eq(events.stream, runStream(runId)), eq(events.type, 'RunFinished')))) === 1 &&
-      (await count(and(like(events.stream, `episode:${runId}/%`), eq(events.type, 'EpisodeFinished')))) === episodes + evalEpisodes &&
-      (await count(and(like(events.stream, `update:${runId}/%`), eq(events.type, 'SamplesConsumed')))) === updates
+      (await count(and(like(events.stream, `episode:${runId}/%`), eq(events.type, 'EpisodeFinished')))) === expect.episodes &&
+      (await count(and(like(events.stream, `update:${runId}/%`), eq(events.type, 'SamplesConsumed')))) === expect.updates
         ? true
         : undefined,
     180_000,
@@ -67,7 +71,7 @@ const scriptedRuns = new Map<string, string>();
 
 for (const config of ENV_CONFIGS) {
   test(`verify passes on a recorded run of ${config}`, { timeout: 900_000 }, async () => {
-    const runId = await recordedRun(config, ['base_models.policy_0.scripted=true'], 2, 0);
+    const runId = await recordedRun(config, ['base_models.policy_0.scripted=true'], { problems: 2, episodes: 2, updates: 0 });
     scriptedRuns.set(config, runId);
     const v = await tandem('episodes', 'verify', '--run', runId);
     assert.equal(v.code, 0, v.out);
@@ -90,7 +94,7 @@ let trainedRun = '';
 test('a trained run: transcripts carry advantages and the update that consumed each sample; verify passes, evaluations included', { timeout: 900_000 }, async () => {
   // One evaluation episode before training and one after it.
   const evals = ['training.val_freq=1', 'training.val_problems=1', 'training.validate_sample_num=1'];
-  trainedRun = await recordedRun('configs/planpath/planpath_L1_prompt.yaml', ['training.max_response_length=32', 'env.max_turns=1', ...evals], 1, 1, 2);
+  trainedRun = await recordedRun('configs/planpath/planpath_L1_prompt.yaml', ['training.max_response_length=32', 'env.max_turns=1', ...evals], { problems: 1, episodes: 3, updates: 1 });
   const v = await tandem('episodes', 'verify', '--run', trainedRun);
   assert.equal(v.code, 0, v.out);
   assert.match(v.out, /3\/3 episodes verified/);
@@ -127,6 +131,16 @@ test('a trained run: transcripts carry advantages and the update that consumed e
   const bad = await tandem('episodes', 'list', '--run', trainedRun, '--filter', 'sucess=true');
   assert.equal(bad.code, 2);
   assert.match(bad.out, /sucess: unknown key/);
+});
+
+test('a plain-GRPO run verifies, its trajectory-level advantages included', { timeout: 900_000 }, async () => {
+  // One problem, K = 2 trajectories of one candidate per turn: two episodes, one group per agent.
+  const runId = await recordedRun('configs/planpath/planpath_L1_prompt.yaml', ['algorithm=grpo', 'training.max_response_length=32'], { problems: 1, episodes: 2, updates: 1 });
+  const v = await tandem('episodes', 'verify', '--run', runId);
+  assert.equal(v.code, 0, v.out);
+  assert.match(v.out, /2\/2 episodes verified/);
+  const tr = await loadTranscript(pg.db, `${runId}/it0/ep0`);
+  for (const s of tr.steps) for (const c of s.candidates) assert.deepEqual(c.update, { policy: s.policy, fromVersion: 0, toVersion: 1 });
 });
 
 /** Changes one stored event, runs verify on the episode, and restores the row. */
