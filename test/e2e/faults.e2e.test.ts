@@ -10,6 +10,7 @@ import { after, test } from 'node:test';
 import type { WorkflowHandle } from '@temporalio/client';
 import { loadRunConfig } from '../../configs/load.js';
 import { CPU_QUEUE } from '../../infra/settings.js';
+import { stackUp } from '../../infra/stack.js';
 import { progressQuery, type RunProgress } from '../../workflows/messages.js';
 import { trainingRun } from '../../workflows/trainingRun.js';
 import { assertExactlyOnce } from '../support/exactlyOnce.js';
@@ -19,10 +20,14 @@ import { temporal } from '../support/stack.js';
 const TARGETS: FaultTarget[] = ['cpu-worker', 'policy-worker', 'engine', 'projector', 'kafka', 'temporal'];
 const ITERATIONS = 8;
 
-const t = await temporal();
-after(() => t.close());
-
 const log = (line: string) => console.log(`[faults] ${new Date().toISOString().slice(11, 19)} ${line}`);
+
+const t = await temporal();
+after(async () => {
+  // Whatever happened, leave every service running for the test files after this one.
+  await stackUp({ say: log });
+  await t.close();
+});
 
 /** The run's progress, or undefined while it cannot be asked (Temporal or the CPU worker is down). */
 async function progress(handle: WorkflowHandle): Promise<RunProgress | undefined> {

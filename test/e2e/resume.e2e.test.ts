@@ -6,6 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { after, test } from 'node:test';
 import { loadRunConfig } from '../../configs/load.js';
 import { CPU_QUEUE } from '../../infra/settings.js';
+import { stackUp } from '../../infra/stack.js';
 import { progressQuery } from '../../workflows/messages.js';
 import { trainingRun } from '../../workflows/trainingRun.js';
 import { assertExactlyOnce } from '../support/exactlyOnce.js';
@@ -15,7 +16,11 @@ import { eventually, temporal } from '../support/stack.js';
 const ITERATIONS = 3;
 
 const t = await temporal();
-after(() => t.close());
+after(async () => {
+  // Whatever happened, leave every service running for the test files after this one.
+  await stackUp({ say: () => {} });
+  await t.close();
+});
 
 function tandem(...args: string[]): void {
   const r = spawnSync(process.execPath, ['bin/tandem.js', ...args], { encoding: 'utf8', timeout: 600_000 });
