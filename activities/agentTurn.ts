@@ -76,6 +76,11 @@ export function createAgentTurnActivities(deps: PolicyWorkerDeps) {
       return ensurePolicy(deps, policy, null);
     },
 
+    /** Frees the policy's weights in the engine (its checkpoints stay); a later request loads it again. */
+    async releasePolicy(policy: PolicyRef): Promise<void> {
+      await deps.engine.request('unload', { policy: engineKey(policy) });
+    },
+
     async agentTurn(input: AgentTurnInput): Promise<CandidateText[]> {
       const { policy } = input;
       await ensurePolicy(deps, policy, input.policyVersion);

@@ -72,6 +72,10 @@ export async function evaluate(input: EvaluateInput): Promise<EvaluationResult> 
 
   const result = summariseEvaluation(evalId, input.runId, input.iteration, versions, episodes);
   await cpu.publishEvents(envelopes(evaluationStream(evalId), 0, [{ type: 'EvaluationFinished', ...result }]));
+  // An evaluation on demand loaded its own copies of the policies: free them.
+  if (input.runId === evalId) {
+    for (const spec of trainable(policiesOf(cfg))) await policyActivities(spec.taskQueue).releasePolicy(policyRef(evalId, spec, cfg, input.checkpointDirs?.[spec.name]));
+  }
   return result;
 }
 

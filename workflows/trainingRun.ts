@@ -214,6 +214,8 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
   // A stop that came during the last iteration changes nothing: the run did all it was asked.
   const reason = state.iteration < total ? 'stopped' : 'completed';
   await emit({ type: 'RunFinished', runId, iterations: state.iteration, reason });
+  // The run's weights leave the engines; its checkpoints stay (an evaluation reloads the newest).
+  for (const p of policies) await policyActivities(p.taskQueue).releasePolicy(ref(p));
   ended = reason;
   return { ...progress, status: reason, iterationStartedAt: life.iterationStartedAt, iterationPausedMs: life.iterationPausedMs, pausedSince: null };
 }
