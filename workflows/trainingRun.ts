@@ -4,7 +4,7 @@
 // worker. With val_freq > 0, an evaluation child (evaluate.ts) runs before training, after
 // every val_freq-th iteration and after the last. Signals pause, resume and stop it
 // (runLifecycle.ts); the progress query shows where it is. Continues as new when Temporal suggests it, carrying only RunState.
-import { ApplicationFailure, continueAsNew, executeChild, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, continueAsNew, executeChild, patched, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { CpuActivities } from '../activities/index.js';
 import { policiesOf, trainable } from '../configs/policies.js';
 import { formatIssues, parseRunConfig } from '../configs/schema.js';
@@ -215,7 +215,10 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
   const reason = state.iteration < total ? 'stopped' : 'completed';
   await emit({ type: 'RunFinished', runId, iterations: state.iteration, reason });
   // The run's weights leave the engines; its checkpoints stay (an evaluation reloads the newest).
-  for (const p of policies) await policyActivities(p.taskQueue).releasePolicy(ref(p));
+  // patched: runs recorded before this step existed replay without it.
+  if (patched('release-policies-at-end')) {
+    for (const p of policies) await policyActivities(p.taskQueue).releasePolicy(ref(p));
+  }
   ended = reason;
   return { ...progress, status: reason, iterationStartedAt: life.iterationStartedAt, iterationPausedMs: life.iterationPausedMs, pausedSince: null };
 }
