@@ -96,6 +96,7 @@ export function summariseEvaluation(
   const byAgentTurn: Record<string, number[][]> = {};
   for (const e of episodes) for (const t of e.turnRewards) ((byAgentTurn[t.agent] ??= [])[t.turn] ??= []).push(t.reward);
   const agents = Object.keys(byAgentTurn).sort();
+  const turns = Math.max(0, ...agents.map((a) => byAgentTurn[a].length)); // every agent's list spans every turn played
   return {
     evalId,
     runId,
@@ -105,6 +106,6 @@ export function summariseEvaluation(
     successRate: mean(episodes.map((e) => (e.success ? 1 : 0))),
     meanTurns: mean(episodes.map((e) => e.turns)),
     rewardByAgent: Object.fromEntries(agents.map((a) => [a, mean(episodes.filter((e) => a in e.rewardByAgent).map((e) => e.rewardByAgent[a]))])),
-    rewardByAgentTurn: Object.fromEntries(agents.map((a) => [a, Array.from(byAgentTurn[a], (rs) => (rs ? mean(rs) : null))])),
+    rewardByAgentTurn: Object.fromEntries(agents.map((a) => [a, Array.from({ length: turns }, (_, t) => (byAgentTurn[a][t] ? mean(byAgentTurn[a][t]) : null))])),
   };
 }
