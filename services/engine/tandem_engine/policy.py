@@ -123,7 +123,8 @@ class Policy:
         self.version = int(state["version"])
         self.source = os.path.join(folder, "adapter" if self.kind == "lora" else "model")
         if state.get("update_result"):
-            self.results[self.version - 1] = state["update_result"]
+            # state.json is written before the folder has its final name: the path is added here.
+            self.results[self.version - 1] = {**state["update_result"], "checkpoint": folder}
         opt_state = checkpoint.load_torch(folder, "optimizer.pt", self.device)
         if opt_state is not None:
             self.optimizer.load_state_dict(opt_state)
@@ -168,7 +169,8 @@ class Policy:
         for root in (checkpoint_root, self.checkpoint_root):
             folder = checkpoint.version_dir(root, from_version + 1) if root else None
             if folder and os.path.isfile(os.path.join(folder, "state.json")):
-                return checkpoint.read_state(folder).get("update_result")
+                recorded = checkpoint.read_state(folder).get("update_result")
+                return {**recorded, "checkpoint": folder} if recorded else None
         return None
 
     # ------------------------------------------------------------------ update
