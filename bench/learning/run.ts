@@ -1,0 +1,142 @@
+// Proof of learning: the reference's results table in small, on this machine's stack.
+//   node --import tsx bench/learning/run.ts [--tokens N] [--val-problems N] [--batch N] [--map N] [--rows id,id,...]
+// Plan-Path (map N x N) with the tiny model: every training row trains until its updates have
+// consumed N sampled response tokens (then `stop`: the iteration in flight finishes), and every
+// row is evaluated on the same held-out problems (validation seeds, greedy val_llm_config).
+// Uses the stack the TANDEM_* settings point at (`npx tandem stack up` first). Prints one line
+// per iteration to stderr and a Markdown section for bench/RESULTS.md to stdout.
+import { cpus } from 'node:os';
+import type { Client } from '@temporalio/client';
+import { loadRunConfig } from '../../configs/load.js';
+import type { RunConfig } from '../../configs/schema.js';
+import type { EvaluationResult } from '../../domain/events.js';
+import { CPU_QUEUE } from '../../infra/settings.js';
+import { temporalClient } from '../../services/cli/temporal.js';
+import { evaluate } from '../../workflows/evaluate.js';
+import { progressQuery, stopSignal } from '../../workflows/messages.js';
+import { trainingRun } from '../../workflows/trainingRun.js';
+
+interface Row {
+  id: string;
+  label: string;
+  file: string;
+  /** null: no RL, the base model is evaluated as it is. */
+  algorithm: 'grpo' | 'at_grpo' | null;
+}
+
+const L0 = 'configs/planpath/planpath_L0_single_agent.yaml';
+const L1 = 'configs/planpath/planpath_L1_prompt.yaml';
+const L2 = 'configs/planpath/planpath_L2_lora.yaml';
+const ROWS: Row[] = [
+  { id: 'single', label: 'single agent', file: L0, algorithm: null },
+  { id: 'single-grpo', label: 'single agent + GRPO', file: L0, algorithm: 'grpo' },
+  { id: 'multi', label: 'two agents, no RL', file: L1, algorithm: null },
+  { id: 'multi-grpo', label: 'two agents + plain GRPO', file: L1, algorithm: 'grpo' },
+  { id: 'at-grpo-l1', label: 'AT-GRPO L1 (one shared model)', file: L1, algorithm: 'at_grpo' },
+  { id: 'at-grpo-l2', label: 'AT-GRPO L2 (one LoRA adapter per agent)', file: L2, algorithm: 'at_grpo' },
+];
+
+function arg(name: string, fallback: string): string {
+  const at = process.argv.indexOf(`--${name}`);
+  return at >= 0 && process.argv[at + 1] !== undefined ? process.argv[at + 1] : fallback;
+}
+
+const budget = Number(arg('tokens', '60000'));
+const valProblems = Number(arg('val-problems', '64'));
+const batch = Number(arg('batch', '8'));
+const map = Number(arg('map', '5'));
+const only = arg('rows', ROWS.map((r) => r.id).join(',')).split(',');
+const stamp = new Date().toISOString().slice(0, 16).replace(/[-:T]/g, '');
+
+function config(row: Row): RunConfig {
+  const loaded = loadRunConfig(row.file, [
+    `env.map_size=${map}`,
+    `training.train_batch_size=${batch}`,
+    'training.total_training_steps=1000', // the token budget ends the run, not the step count
+    'training.val_freq=0',
+    `training.val_problems=${valProblems}`,
+    `algorithm=${row.algorithm ?? 'at_grpo'}`,
+  ]);
+  if (!loaded.ok) throw new Error(`${row.file}: ${JSON.stringify(loaded.issues)}`);
+  return loaded.config;
+}
+
+/**
+ * Trains until the updates have consumed about `budget` tokens; returns iterations and tokens.
+ * A stop lets the iteration in flight finish, so it is sent as soon as that iteration is
+ * expected (at the mean tokens per iteration so far) to reach the budget.
+ */
+async function train(client: Client, row: Row, cfg: RunConfig, runId: string): Promise<{ iterations: number; tokens: number }> {
+  const handle = await client.workflow.start(trainingRun, { taskQueue: CPU_QUEUE, workflowId: runId, args: [{ config: cfg }] });
+  let tokens = 0;
+  let seen = -1;
+  let stopping = false;
+  const done = handle.result();
+  let finished = false;
+  done.then(() => (finished = true), () => (finished = true));
+  while (!finished) {
+    await new Promise((r) => setTimeout(r, 1000));
+    const p = await handle.query(progressQuery).catch(() => undefined);
+    for (const s of p?.recent ?? []) {
+      if (s.iteration <= seen) continue;
+      seen = s.iteration;
+      tokens += Object.values(s.updates).reduce((n, u) => n + (u.tokens ?? 0), 0);
+      console.error(`${row.id} iteration ${s.iteration + 1}: success ${s.successRate.toFixed(3)}, ${tokens} tokens of ${budget}`);
+    }
+    if (!stopping && seen >= 0 && tokens + tokens / (seen + 1) >= budget) {
+      stopping = true;
+      await handle.signal(stopSignal);
+    }
+  }
+  const final = await done;
+  return { iterations: final.iteration, tokens };
+}
+
+async function main(): Promise<void> {
+  const client = await temporalClient();
+  const results: { row: Row; iterations: number; tokens: number; evaluation: EvaluationResult; minutes: number }[] = [];
+  for (const row of ROWS.filter((r) => only.includes(r.id))) {
+    const started = Date.now();
+    const cfg = config(row);
+    const runId = `learn-${stamp}-${row.id}`;
+    const trained = row.algorithm === null ? { iterations: 0, tokens: 0 } : await train(client, row, cfg, runId);
+    const evaluation = await client.workflow.execute(evaluate, {
+      taskQueue: CPU_QUEUE,
+      workflowId: `${runId}/final-eval`,
+      args: [{ config: cfg, runId, iteration: trained.iterations }],
+    });
+    const minutes = (Date.now() - started) / 60_000;
+    console.error(`${row.id}: held-out success ${evaluation.successRate.toFixed(3)} after ${trained.iterations} iterations (${minutes.toFixed(1)} min)`);
+    results.push({ row, ...trained, evaluation, minutes });
+  }
+
+  const cpu = cpus();
+  console.log(`## learning (${new Date().toISOString().slice(0, 10)})
+
+Machine: ${cpu.length} x ${cpu[0]?.model ?? 'CPU'}, no GPU. Stack: the local Temporal, Kafka, Postgres and workers.
+Plan-Path ${map}x${map}, max_turns and rewards as in the configs; model: the tiny model infra/setup.sh builds
+(.tools/models/tandem-tiny). Training rows: ${batch} problems per iteration, K = ${config(ROWS[4]).training.train_sample_num},
+each config's own update settings, run until their updates consumed ${budget} sampled response tokens (the
+iteration in flight then finishes). Evaluation: the same ${valProblems} held-out problems (validation seeds) for
+every row, greedy (val_llm_config), success = the episode's goal reached.
+
+| method | level | iterations | sampled tokens | held-out success | mean reward per agent | wall min |
+|---|---|---|---|---|---|---|
+${results
+  .map(
+    (r) =>
+      `| ${r.row.label} | ${r.row.file.match(/_(L\d)_/)![1]} | ${r.iterations} | ${r.tokens} | ${(100 * r.evaluation.successRate).toFixed(1)}% | ${Object.entries(
+        r.evaluation.rewardByAgent,
+      )
+        .map(([a, x]) => `${a} ${x.toFixed(2)}`)
+        .join(', ')} | ${r.minutes.toFixed(1)} |`,
+  )
+  .join('\n')}
+`);
+  await client.connection.close();
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
