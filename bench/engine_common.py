@@ -133,6 +133,7 @@ def wait_idle(max_busy: float = 0.15, quiet: float = 10.0, timeout: float = 1800
 
 
 FOREIGN_CORES: list[float] = []  # other processes' average core use during each kept run (see runs_note)
+CPU_SECONDS: dict[str, list[float]] = {}  # name -> this process's CPU seconds (user + system) of each kept run
 
 
 def runs_note(repeat: int, discarded: dict) -> str:
@@ -170,6 +171,7 @@ def measure(fns: dict, repeat: int, setup: dict | None = None, max_foreign: floa
                 kept[name].append(wall)
                 results[name].append(result)
                 FOREIGN_CORES.append(foreign)
+                CPU_SECONDS.setdefault(name, []).append(_own_seconds() - o0)
             discarded[name] += not ok
             print(f"  {name}: {wall:.3f}s, other processes {foreign:.2f} cores{'' if ok else ' -> discarded'}",
                   flush=True)
