@@ -2,8 +2,9 @@
 // turn and restarted after a seeded random outage: the CPU worker, the policy worker, the
 // engine, the projector, the Kafka broker and the Temporal server. Each dies at a seeded random
 // moment while episodes sample or while the update runs (the policy worker always during an
-// update). The run must finish, and Postgres must show every iteration's samples consumed by
-// exactly one update.
+// update). Once one whole iteration has run after the last restart, the run is stopped (the
+// `stop` signal: it ends after the current iteration's update). It must end cleanly, and
+// Postgres must show every iteration's samples consumed by exactly one update.
 // The seed is printed; TANDEM_FAULT_SEED=<seed> replays the same schedule.
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
@@ -11,14 +12,15 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { loadRunConfig } from '../../configs/load.js';
 import { CPU_QUEUE } from '../../infra/settings.js';
 import { stackUp } from '../../infra/stack.js';
-import { progressQuery, type RunProgress } from '../../workflows/messages.js';
+import { progressQuery, stopSignal, type RunProgress } from '../../workflows/messages.js';
 import { trainingRun } from '../../workflows/trainingRun.js';
 import { assertExactlyOnce } from '../support/exactlyOnce.js';
 import { faultSeed, kill9, restart, resultAcrossOutages, seededRandom, shuffled, sleep, type FaultTarget } from '../support/faults.js';
 import { temporal } from '../support/stack.js';
 
 const TARGETS: FaultTarget[] = ['cpu-worker', 'policy-worker', 'engine', 'projector', 'kafka', 'temporal'];
-const ITERATIONS = 8;
+/** More than the faults can use up: the run is stopped once they are over. */
+const MAX_ITERATIONS = 30;
 
 const log = (line: string) => console.log(`[faults] ${new Date().toISOString().slice(11, 19)} ${line}`);
 
@@ -40,7 +42,7 @@ async function waitForPhase(handle: WorkflowHandle, phase: 'sampling' | 'updatin
   for (;;) {
     const p = await progress(handle);
     if (p?.status === 'completed') {
-      throw new Error(`the run finished before ${target} could be killed: raise ITERATIONS (seed ${seed})`);
+      throw new Error(`the run finished before ${target} could be killed: raise MAX_ITERATIONS (seed ${seed})`);
     }
     // Sampling: some episode of the iteration has finished, so others are mid-turn.
     if (p && (phase === 'updating' ? p.status === 'updating' : p.status === 'running' && p.episodesDone >= 1)) return p;
@@ -49,13 +51,24 @@ async function waitForPhase(handle: WorkflowHandle, phase: 'sampling' | 'updatin
   }
 }
 
+/** Waits until the run's progress satisfies `done`. */
+async function waitForProgress(handle: WorkflowHandle, done: (p: RunProgress) => boolean): Promise<RunProgress> {
+  const deadline = Date.now() + 600_000;
+  for (;;) {
+    const p = await progress(handle);
+    if (p && done(p)) return p;
+    if (Date.now() > deadline) throw new Error(`the run made no progress after the faults (seed ${seed})`);
+    await sleep(500);
+  }
+}
+
 const seed = faultSeed();
 
-test(`kill -9 of every process mid-run, each restarted: the run finishes, every sample in exactly one update (seed ${seed})`, { timeout: 40 * 60_000 }, async () => {
+test(`kill -9 of every process mid-run, each restarted: the run goes on and ends cleanly, every sample in exactly one update (seed ${seed})`, { timeout: 40 * 60_000 }, async () => {
   log(`seed ${seed}; replay with TANDEM_FAULT_SEED=${seed}`);
   const random = seededRandom(seed);
   const cfg = loadRunConfig('configs/planpath/planpath_L1_prompt.yaml', [
-    `training.total_training_steps=${ITERATIONS}`,
+    `training.total_training_steps=${MAX_ITERATIONS}`,
     'training.train_batch_size=2',
     'training.train_sample_num=2',
     'training.max_response_length=24',
@@ -82,10 +95,16 @@ test(`kill -9 of every process mid-run, each restarted: the run finishes, every 
     await restart(target, log);
   }
 
+  // Recovered: one whole iteration starts and ends after the last restart. Then stop the run.
+  const last = await waitForProgress(handle, () => true);
+  await waitForProgress(handle, (p) => p.updatesApplied >= last.updatesApplied + 2);
+  await handle.signal(stopSignal);
   const result = await resultAcrossOutages(handle, 30 * 60_000);
-  log(`run finished: ${result.updatesApplied} updates, versions ${JSON.stringify(result.versions)}`);
-  assert.equal(result.status, 'completed');
-  assert.deepEqual(result.versions, { shared_model: ITERATIONS });
-  const { samples } = await assertExactlyOnce(runId, { iterations: ITERATIONS, policies: ['shared_model'] });
+  const iterations = result.versions.shared_model;
+  log(`run ended (${result.status}): ${result.updatesApplied} updates, versions ${JSON.stringify(result.versions)}`);
+  assert.equal(result.status, 'stopped');
+  assert.ok(iterations >= last.updatesApplied + 2 && iterations < MAX_ITERATIONS, `${iterations} iterations`);
+  assert.equal(result.updatesApplied, iterations);
+  const { samples } = await assertExactlyOnce(runId, { iterations, policies: ['shared_model'] });
   log(`exactly once: ${samples} samples, each in one update`);
 });
