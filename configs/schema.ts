@@ -107,27 +107,22 @@ const mathCommon = {
 const mathEnvSchema = z.strictObject({ name: z.literal('math'), ...mathCommon });
 const mathRefineEnvSchema = z.strictObject({ name: z.literal('math_refine'), ...mathCommon });
 
+// APPS, CodeContests or Tandem rows.
+const codeDatasetSchema = datasetSchema.extend({
+  format: z.enum(['auto', 'apps', 'codecontests', 'tandem']).default('auto'),
+  // Hidden tests kept per problem, and their size cap (problems travel in workflow history).
+  max_tests: z.number().int().min(1).default(16),
+  max_test_chars: z.number().int().min(1).default(4096),
+});
+
 const codeEnvSchema = z.strictObject({
   name: z.literal('code'),
   ...envCommon,
   max_turns: z.number().int().min(1).default(5),
-  // APPS, CodeContests or Tandem rows; unset: the project's own problems.
-  dataset: datasetSchema
-    .extend({
-      format: z.enum(['auto', 'apps', 'codecontests', 'tandem']).default('auto'),
-      // Hidden tests kept per problem, and their size cap (problems travel in workflow history).
-      max_tests: z.number().int().min(1).default(16),
-      max_test_chars: z.number().int().min(1).default(4096),
-    })
-    .optional(),
-  // Held-out problems for evaluation, in the same formats; unset: as for math.
-  val_dataset: datasetSchema
-    .extend({
-      format: z.enum(['auto', 'apps', 'codecontests', 'tandem']).default('auto'),
-      max_tests: z.number().int().min(1).default(16),
-      max_test_chars: z.number().int().min(1).default(4096),
-    })
-    .optional(),
+  // Unset: the project's own problems.
+  dataset: codeDatasetSchema.optional(),
+  // Held-out problems for evaluation; unset: as for math.
+  val_dataset: codeDatasetSchema.optional(),
 });
 
 const hanabiEnvSchema = z.strictObject({

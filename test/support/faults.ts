@@ -3,23 +3,15 @@
 // printed, so a failing schedule can be replayed with TANDEM_FAULT_SEED=<seed>.
 import { readFileSync } from 'node:fs';
 import type { WorkflowHandle } from '@temporalio/client';
+import { mulberry32 } from '../../envs/rng.js';
 import { stackUp } from '../../infra/stack.js';
 import { childPids, servicePid } from './processes.js';
 
 /** What a fault test can kill: the stack's services, plus the engine inside the policy worker. */
 export type FaultTarget = 'cpu-worker' | 'policy-worker' | 'engine' | 'projector' | 'kafka' | 'temporal';
 
-/** mulberry32: a small seeded generator of floats in [0, 1). */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A small seeded generator of floats in [0, 1): the environments' own mulberry32. */
+export const seededRandom = mulberry32;
 
 /** The seed: TANDEM_FAULT_SEED if set (to replay a failure), else a fresh one. */
 export function faultSeed(): number {
