@@ -203,6 +203,15 @@ export function mean(xs: number[]): number {
   return xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length;
 }
 
+/** Over a set of episodes: the share that succeeded, and each agent's mean reward (over the episodes it acted in). */
+export function episodeStats(episodes: EpisodeSummary[]): { successRate: number; rewardByAgent: Record<string, number> } {
+  const agents = [...new Set(episodes.flatMap((e) => Object.keys(e.rewardByAgent)))];
+  return {
+    successRate: mean(episodes.map((e) => (e.success ? 1 : 0))),
+    rewardByAgent: Object.fromEntries(agents.map((a) => [a, mean(episodes.filter((e) => a in e.rewardByAgent).map((e) => e.rewardByAgent[a]))])),
+  };
+}
+
 /** FNV-1a: a stable 31-bit sampling seed from a string. */
 function fnv1a(s: string): number {
   let h = 0x811c9dc5;

@@ -9,7 +9,7 @@ import { policiesOf, trainable } from '../configs/policies.js';
 import { formatIssues, parseRunConfig, type RunConfig } from '../configs/schema.js';
 import { envelopes, type EvaluationResult } from '../domain/events.js';
 import { seedRange } from '../envs/puzzle/seeds.js';
-import { episode, mean, policyActivities, type EpisodeSummary } from './episode.js';
+import { episode, episodeStats, mean, policyActivities, type EpisodeSummary } from './episode.js';
 import { inWindow } from './inWindow.js';
 import { policyRef } from './policyRef.js';
 
@@ -103,9 +103,8 @@ export function summariseEvaluation(
     iteration,
     versions,
     episodes: episodes.length,
-    successRate: mean(episodes.map((e) => (e.success ? 1 : 0))),
+    ...episodeStats(episodes),
     meanTurns: mean(episodes.map((e) => e.turns)),
-    rewardByAgent: Object.fromEntries(agents.map((a) => [a, mean(episodes.filter((e) => a in e.rewardByAgent).map((e) => e.rewardByAgent[a]))])),
     rewardByAgentTurn: Object.fromEntries(agents.map((a) => [a, Array.from({ length: turns }, (_, t) => (byAgentTurn[a][t] ? mean(byAgentTurn[a][t]) : null))])),
   };
 }

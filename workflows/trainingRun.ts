@@ -10,7 +10,7 @@ import { policiesOf, trainable } from '../configs/policies.js';
 import { formatIssues, parseRunConfig } from '../configs/schema.js';
 import { planIteration } from '../domain/atgrpo.js';
 import { envelopes, runStream, type TandemEvent } from '../domain/events.js';
-import { episode, mean, policyActivities, type EpisodeSummary } from './episode.js';
+import { episode, episodeStats, policyActivities, type EpisodeSummary } from './episode.js';
 import { evaluate } from './evaluate.js';
 import { inWindow } from './inWindow.js';
 import { progressQuery, type EvaluationPoint, type IterationSummary, type RunProgress } from './messages.js';
@@ -224,12 +224,10 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
 }
 
 function summarise(iteration: number, episodes: EpisodeSummary[], updates: IterationSummary['updates'], durationMs: number): IterationSummary {
-  const agents = [...new Set(episodes.flatMap((e) => Object.keys(e.rewardByAgent)))];
   return {
     iteration,
     episodes: episodes.length,
-    successRate: mean(episodes.map((e) => (e.success ? 1 : 0))),
-    rewardByAgent: Object.fromEntries(agents.map((a) => [a, mean(episodes.filter((e) => a in e.rewardByAgent).map((e) => e.rewardByAgent[a]))])),
+    ...episodeStats(episodes),
     updates,
     durationMs,
   };
