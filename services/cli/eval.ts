@@ -2,7 +2,6 @@
 // policies on held-out problems, from a checkpoint folder or (without --checkpoint) the base
 // models, and prints the result. DIR is a run's checkpoints folder (<data>/runs/<run>/checkpoints,
 // one sub-folder per policy) or, for a config with one trainable policy, that policy's folder.
-import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadRunConfig } from '../../configs/load.js';
@@ -11,7 +10,7 @@ import { formatIssues, type RunConfig } from '../../configs/schema.js';
 import type { EvaluationResult } from '../../domain/events.js';
 import { CPU_QUEUE, projectPath } from '../../infra/settings.js';
 import { evaluate } from '../../workflows/evaluate.js';
-import { temporalClient } from './temporal.js';
+import { freshWorkflowId, temporalClient } from './temporal.js';
 
 const USAGE = 'usage: tandem eval FILE [key.path=value ...] [--checkpoint DIR] [--id EVAL_ID]';
 
@@ -37,7 +36,7 @@ export async function evalCommand(args: string[]): Promise<number> {
     console.error(`tandem eval: --checkpoint ${checkpoint}: ${dirs}`);
     return 1;
   }
-  const evalId = flags.get('--id') ?? `eval-${new Date().toISOString().slice(0, 19).replace(/[-:T]/g, '')}-${randomBytes(3).toString('hex')}`;
+  const evalId = flags.get('--id') ?? freshWorkflowId('eval');
   const t = loaded.config.training;
   console.error(`${evalId}: ${t.val_problems} held-out problems x ${t.validate_sample_num}, from ${checkpoint ?? 'the base models'}`);
   const client = await temporalClient();

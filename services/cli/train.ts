@@ -1,16 +1,15 @@
 // `tandem train FILE [key=value ...] [--wait] [--id RUN_ID]`
-import { randomBytes } from 'node:crypto';
 import { loadRunConfig } from '../../configs/load.js';
 import { formatIssues } from '../../configs/schema.js';
 import { CPU_QUEUE } from '../../infra/settings.js';
 import { trainingRun } from '../../workflows/trainingRun.js';
 import { watchRun } from './status.js';
-import { temporalClient } from './temporal.js';
+import { freshWorkflowId, temporalClient } from './temporal.js';
 
 export async function trainCommand(args: string[]): Promise<number> {
   const wait = args.includes('--wait');
   const idAt = args.indexOf('--id');
-  const runId = idAt >= 0 ? args[idAt + 1] : `run-${new Date().toISOString().slice(0, 19).replace(/[-:T]/g, '')}-${randomBytes(3).toString('hex')}`;
+  const runId = idAt >= 0 ? args[idAt + 1] : freshWorkflowId('run');
   const positional = args.filter((a, i) => a !== '--wait' && (idAt < 0 || (i !== idAt && i !== idAt + 1)));
   const [file, ...overrides] = positional;
   if (!file) {
