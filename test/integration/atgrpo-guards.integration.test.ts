@@ -13,7 +13,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { Worker } from '@temporalio/worker';
+import { NativeConnection, Worker } from '@temporalio/worker';
 import type { AgentTurnInput, CandidateText } from '../../activities/agentTurn.js';
 import { createEnvActivities, type ScoreInput, type ScoredCandidate } from '../../activities/env.js';
 import type { TrajectoryRecord } from '../../activities/records.js';
@@ -77,14 +77,16 @@ const activities = {
   },
 };
 
+let connection: NativeConnection;
 let worker: Worker;
 let running: Promise<void>;
 let client: Awaited<ReturnType<typeof temporal>>;
 
 before(async () => {
   client = await temporal();
+  connection = await NativeConnection.connect({ address: settings.temporalAddress });
   worker = await Worker.create({
-    connection: await (await import('@temporalio/worker')).NativeConnection.connect({ address: settings.temporalAddress }),
+    connection,
     namespace: settings.namespace,
     taskQueue: queue,
     workflowsPath: fileURLToPath(new URL('../../workflows/index.ts', import.meta.url)),
@@ -96,6 +98,7 @@ before(async () => {
 after(async () => {
   worker.shutdown();
   await running;
+  await connection.close();
   await client.close();
 });
 
