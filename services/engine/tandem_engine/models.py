@@ -136,37 +136,59 @@ class Backbone:
     def logprobs(self, prompts: list[list[int]], responses: list[list[int]], model=None, entropy=False):
         """Teacher-forced log p(response_t | prompt, response_<t) under the plain softmax.
 
-        Sequences are right-padded, so every real token sees exactly its own prefix.
+        Samples with the same prompt (the K candidates of a GRPO group) share one pass over it: the
+        prompt runs once, its keys and values are repeated for the group's rows, and the responses run
+        on top of them. The gradient flows back through the repeat into the prompt pass, so the result
+        equals running each prompt + response row on its own, while the prompt tokens are processed
+        once per group instead of once per sample.
         Returns (logp [B, Tr] float32, mask [B, Tr], entropy [B, Tr] or None); logp is
         differentiable w.r.t. the weights when grad is enabled. `model` defaults to self.model
         (the reference model for a full policy's KL term is another one).
         """
         model = self.model if model is None else model
-        B = len(prompts)
-        lens = [len(p) + len(r) for p, r in zip(prompts, responses)]
-        L, Tr = max(lens), max(len(r) for r in responses)
-        ids = torch.full((B, L), self.pad_id, dtype=torch.long)
-        attn = torch.zeros((B, L), dtype=torch.long)
-        targets = torch.full((B, Tr), self.pad_id, dtype=torch.long)
-        mask = torch.zeros((B, Tr), dtype=torch.float32)
-        for i, (p, r) in enumerate(zip(prompts, responses)):
-            ids[i, : lens[i]] = torch.tensor(p + r)
-            attn[i, : lens[i]] = 1
-            targets[i, : len(r)] = torch.tensor(r)
+        groups: dict[tuple[int, ...], list[int]] = {}
+        for i, p in enumerate(prompts):
+            groups.setdefault(tuple(p), []).append(i)
+        Tr = max(len(r) for r in responses)
+        order, logp, ent = [], [], []
+        for prompt, rows in groups.items():
+            g_logp, g_ent = self._group_logprobs(model, list(prompt), [responses[i] for i in rows], entropy)
+            order += rows
+            logp.append(_pad_right(g_logp, Tr))
+            ent.append(_pad_right(g_ent, Tr) if entropy else None)
+        back = torch.empty(len(order), dtype=torch.long)
+        back[torch.tensor(order)] = torch.arange(len(order))  # row of sample i in the concatenation
+        back = back.to(self.device)
+        mask = torch.zeros((len(prompts), Tr), dtype=torch.float32)
+        for i, r in enumerate(responses):
             mask[i, : len(r)] = 1
-        # Only positions from the shortest prompt's last token onwards predict response tokens.
-        first = min(len(p) for p in prompts) - 1
-        keep = L - first
-        logits = model(input_ids=ids.to(self.device), attention_mask=attn.to(self.device),
-                       logits_to_keep=keep).logits  # [B, keep, V] for positions first..L-1
-        # Row i's response token j is predicted at position len(p_i) - 1 + j.
-        pos = torch.stack([torch.arange(Tr) + len(p) - 1 - first for p in prompts]).clamp(max=keep - 1)
-        logits = torch.gather(logits, 1, pos.to(self.device)[:, :, None].expand(-1, -1, logits.shape[-1]))
-        logp_all = torch.log_softmax(logits.float(), dim=-1)
+        return torch.cat(logp)[back], mask.to(self.device), torch.cat(ent)[back] if entropy else None
+
+    def _group_logprobs(self, model, prompt: list[int], responses: list[list[int]], entropy: bool):
+        """[n, T] log-probs (and entropies) of n responses to one prompt, T the longest; 0 past a response's end."""
+        n, T = len(responses), max(len(r) for r in responses)
+        out = model(input_ids=torch.tensor([prompt], device=self.device), use_cache=True, logits_to_keep=1)
+        logits = out.logits[:, -1:].expand(n, 1, -1)  # the prompt's last position predicts response token 0
+        targets = torch.full((n, T), self.pad_id, dtype=torch.long)
+        mask = torch.zeros((n, T), dtype=torch.float32)
+        for i, r in enumerate(responses):
+            targets[i, : len(r)] = torch.tensor(r, dtype=torch.long)
+            mask[i, : len(r)] = 1
+        if T > 1:
+            # Response tokens 0..T-2 predict tokens 1..T-1; right padding, so a real token never sees a pad.
+            cache = out.past_key_values
+            cache.batch_repeat_interleave(n)
+            rest = model(input_ids=targets[:, :-1].to(self.device), past_key_values=cache, use_cache=True).logits
+            logits = torch.cat([logits, rest], dim=1)
         mask = mask.to(self.device)
+        logp_all = torch.log_softmax(logits.float(), dim=-1)
         logp = torch.gather(logp_all, -1, targets.to(self.device)[:, :, None])[:, :, 0] * mask
         ent = None
         if entropy:
             with torch.no_grad():
                 ent = -(logp_all.exp() * logp_all).sum(-1) * mask
-        return logp, mask, ent
+        return logp, ent
+
+
+def _pad_right(x: torch.Tensor, width: int) -> torch.Tensor:
+    return torch.nn.functional.pad(x, (0, width - x.shape[1]))

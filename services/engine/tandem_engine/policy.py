@@ -250,17 +250,22 @@ class Policy:
 
 
 def pack(samples: list[dict], budget: int) -> list[list[dict]]:
-    """Micro-batches whose padded size (rows x longest sequence) stays within `budget` tokens
-    (a longer sample goes alone). Longest first, so similar lengths share a batch."""
-    order = sorted(samples, key=lambda s: len(s["prompt_ids"]) + len(s["response_ids"]), reverse=True)
-    batches, cur, width = [], [], 0
-    for s in order:
-        if cur and (len(cur) + 1) * width > budget:
-            batches.append(cur)
-            cur = []
-        if not cur:
-            width = len(s["prompt_ids"]) + len(s["response_ids"])
-        cur.append(s)
+    """Micro-batches of at most `budget` tokens as the forward pass sees them: each distinct prompt
+    once plus every response (Backbone.logprobs runs a prompt once for all its samples). Samples with
+    the same prompt stay together unless their group alone exceeds the budget; a sample larger than
+    the budget goes alone."""
+    groups: dict[tuple[int, ...], list[dict]] = {}
+    for s in samples:
+        groups.setdefault(tuple(s["prompt_ids"]), []).append(s)
+    batches, cur, used, prompts = [], [], 0, set()
+    for prompt, members in groups.items():
+        for s in members:
+            if cur and used + len(s["response_ids"]) + (0 if prompt in prompts else len(prompt)) > budget:
+                batches.append(cur)
+                cur, used, prompts = [], 0, set()
+            used += len(s["response_ids"]) + (0 if prompt in prompts else len(prompt))
+            cur.append(s)
+            prompts.add(prompt)
     return batches + ([cur] if cur else [])
 
 
