@@ -143,13 +143,14 @@ def main() -> None:
     optim_name = type(trainer.optimizer.optimizer if hasattr(trainer.optimizer, "optimizer") else trainer.optimizer)
     fused = (trainer.optimizer.param_groups[0].get("fused"), policy.optimizer.param_groups[0].get("fused"),
              policy.optimizer.param_groups[0].get("foreach"))
+    engine_tokens = sum(len(p) for p in {tuple(p) for p in prompt_ids}) + B * R
+    trl_tokens = B * (P + R)
     lines = [
         f"Machine: {ec.machine()}. {ec.versions('transformers', 'trl')}.",
         f"Model: {ec.model_desc(args.size, n_params)}; full fine-tuning (every weight trainable) on both sides.",
         f"Batch: {args.prompts} Plan-Path prompts ({min(map(len, prompt_ids))}-{P} tokens) x n={args.n} = {B} samples, "
         f"{R} random response tokens each ({B * R} loss tokens), random advantages; token-mean (TRL `dapo`), clip "
-        f"0.2, no KL, recomputed old log-probs, grad clip 1.0, one AdamW step, one forward/backward for the whole "
-        f"batch on both sides.",
+        f"0.2, no KL, recomputed old log-probs, grad clip 1.0, one AdamW step, no micro-batching on either side.",
         "Engine: the in-process `update` op (validation, log-probs + entropy, loss, backward, clip, AdamW, "
         "scheduler, checkpoint write). TRL: `compute_loss` + `accelerator.backward` + `clip_grad_norm_` + "
         f"`optimizer.step` + `lr_scheduler.step` + `zero_grad` of GRPOTrainer on the same batch, prepared "
@@ -172,6 +173,12 @@ def main() -> None:
         "",
         f"**engine / TRL time: {med(no_ckpt) / med(times['trl']):.2f} without the checkpoint write, "
         f"{med(times['engine']) / med(times['trl']):.2f} with it (medians)**; target <= 1.0.",
+        "",
+        f"Why: the {args.n} samples of a prompt share the engine's pass over the prompt (its keys and values are "
+        f"repeated for the group's responses and the gradient flows back through them; "
+        f"services/engine/tests/test_logprobs.py checks values and gradients against one pass per sample), so the "
+        f"engine's forward and backward see {engine_tokens} tokens; TRL runs every prompt + completion row in full, "
+        f"{trl_tokens} tokens (prompts left-padded to the longest).",
     ]
     ec.write_section("engine_update_vs_trl", lines)
 
