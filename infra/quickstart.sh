@@ -7,4 +7,4 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 bash infra/setup.sh
 node bin/tandem.js stack up
-node bin/tandem.js train configs/planpath/planpath_L1_prompt.yaml training.val_freq=5 training.val_problems=32 --wait "$@"
+node bin/tandem.js train configs/planpath/planpath_L1_prompt.yaml training.val_freq=5 training.val_problems=32 training.validate_sample_num=2 --wait "$@"

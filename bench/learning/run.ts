@@ -1,8 +1,10 @@
 // Proof of learning: the reference's results table in small, on this machine's stack.
-//   node --import tsx bench/learning/run.ts [--tokens N] [--val-problems N] [--batch N] [--map N] [--rows id,id,...]
+//   node --import tsx bench/learning/run.ts [--tokens N] [--val-problems N] [--val-samples N] [--batch N] [--map N]
+//                                           [--rows id,id,...]
 // Plan-Path (map N x N) with the tiny model: every training row trains until its updates have
 // consumed N sampled response tokens (then `stop`: the iteration in flight finishes), and every
-// row is evaluated on the same held-out problems (validation seeds, greedy val_llm_config).
+// row is evaluated on the same held-out problems (validation seeds, --val-samples episodes each,
+// sampled with the config's val_llm_config).
 // Uses the stack the TANDEM_* settings point at (`npx tandem stack up` first). Prints one line
 // per iteration to stderr and a Markdown section for bench/RESULTS.md to stdout.
 import { cpus } from 'node:os';
@@ -43,6 +45,7 @@ function arg(name: string, fallback: string): string {
 
 const budget = Number(arg('tokens', '60000'));
 const valProblems = Number(arg('val-problems', '64'));
+const valSamples = Number(arg('val-samples', '2'));
 const batch = Number(arg('batch', '8'));
 const map = Number(arg('map', '5'));
 const only = arg('rows', ROWS.map((r) => r.id).join(',')).split(',');
@@ -55,6 +58,7 @@ function config(row: Row): RunConfig {
     'training.total_training_steps=1000', // the token budget ends the run, not the step count
     'training.val_freq=0',
     `training.val_problems=${valProblems}`,
+    `training.validate_sample_num=${valSamples}`,
     `algorithm=${row.algorithm ?? 'at_grpo'}`,
   ]);
   if (!loaded.ok) throw new Error(`${row.file}: ${JSON.stringify(loaded.issues)}`);
@@ -118,7 +122,8 @@ Plan-Path ${map}x${map}, max_turns and rewards as in the configs; model: the tin
 (.tools/models/tandem-tiny). Training rows: ${batch} problems per iteration, K = ${config(ROWS[4]).training.train_sample_num},
 each config's own update settings, run until their updates consumed ${budget} sampled response tokens (the
 iteration in flight then finishes). Evaluation: the same ${valProblems} held-out problems (validation seeds) for
-every row, greedy (val_llm_config), success = the episode's goal reached.
+every row, each played ${valSamples} times, sampled with the configs' val_llm_config (temperature ${config(ROWS[4]).agent_policy_configs.agent_configs.agent_0.val_llm_config.temperature}); success = the
+episode's goal reached, over all ${valProblems * valSamples} episodes.
 
 | method | level | iterations | sampled tokens | held-out success | mean reward per agent | wall min |
 |---|---|---|---|---|---|---|
