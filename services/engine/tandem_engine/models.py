@@ -149,23 +149,21 @@ class Backbone:
         groups: dict[tuple[int, ...], list[int]] = {}
         for i, p in enumerate(prompts):
             groups.setdefault(tuple(p), []).append(i)
-        Tr = max(len(r) for r in responses)
-        order, logp, ent = [], [], []
+        B, Tr = len(prompts), max(len(r) for r in responses)
+        logp = torch.zeros((B, Tr), device=self.device)
+        mask = torch.zeros((B, Tr), device=self.device)
+        ent = torch.zeros((B, Tr), device=self.device) if entropy else None
         for prompt, rows in groups.items():
-            g_logp, g_ent = self._group_logprobs(model, list(prompt), [responses[i] for i in rows], entropy)
-            order += rows
-            logp.append(_pad_right(g_logp, Tr))
-            ent.append(_pad_right(g_ent, Tr) if entropy else None)
-        back = torch.empty(len(order), dtype=torch.long)
-        back[torch.tensor(order)] = torch.arange(len(order))  # row of sample i in the concatenation
-        back = back.to(self.device)
-        mask = torch.zeros((len(prompts), Tr), dtype=torch.float32)
-        for i, r in enumerate(responses):
-            mask[i, : len(r)] = 1
-        return torch.cat(logp)[back], mask.to(self.device), torch.cat(ent)[back] if entropy else None
+            g_logp, g_mask, g_ent = self._group_logprobs(model, list(prompt), [responses[i] for i in rows], entropy)
+            at, T = torch.tensor(rows, device=self.device), g_logp.shape[1]
+            logp[at, :T] = g_logp  # an in-place copy: the gradient flows through it into g_logp
+            mask[at, :T] = g_mask
+            if entropy:
+                ent[at, :T] = g_ent
+        return logp, mask, ent
 
     def _group_logprobs(self, model, prompt: list[int], responses: list[list[int]], entropy: bool):
-        """[n, T] log-probs (and entropies) of n responses to one prompt, T the longest; 0 past a response's end."""
+        """[n, T] log-probs, mask (and entropies) of n responses to one prompt, T the longest; 0 past a response's end."""
         n, T = len(responses), max(len(r) for r in responses)
         out = model(input_ids=torch.tensor([prompt], device=self.device), use_cache=True, logits_to_keep=1)
         logits = out.logits[:, -1:].expand(n, 1, -1)  # the prompt's last position predicts response token 0
@@ -187,8 +185,4 @@ class Backbone:
         if entropy:
             with torch.no_grad():
                 ent = -(logp_all.exp() * logp_all).sum(-1) * mask
-        return logp, ent
-
-
-def _pad_right(x: torch.Tensor, width: int) -> torch.Tensor:
-    return torch.nn.functional.pad(x, (0, width - x.shape[1]))
+        return logp, mask, ent

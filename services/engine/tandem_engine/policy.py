@@ -257,15 +257,17 @@ def pack(samples: list[dict], budget: int) -> list[list[dict]]:
     groups: dict[tuple[int, ...], list[dict]] = {}
     for s in samples:
         groups.setdefault(tuple(s["prompt_ids"]), []).append(s)
-    batches, cur, used, prompts = [], [], 0, set()
+    batches, cur, used = [], [], 0
     for prompt, members in groups.items():
+        counted = False  # is this prompt already counted in the current micro-batch?
         for s in members:
-            if cur and used + len(s["response_ids"]) + (0 if prompt in prompts else len(prompt)) > budget:
+            cost = len(s["response_ids"]) + (0 if counted else len(prompt))
+            if cur and used + cost > budget:
                 batches.append(cur)
-                cur, used, prompts = [], 0, set()
-            used += len(s["response_ids"]) + (0 if prompt in prompts else len(prompt))
+                cur, used, cost = [], 0, len(s["response_ids"]) + len(prompt)
             cur.append(s)
-            prompts.add(prompt)
+            used += cost
+            counted = True
     return batches + ([cur] if cur else [])
 
 
