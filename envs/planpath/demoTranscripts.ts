@@ -40,5 +40,10 @@ export function* demoTranscripts(count: number, seed: number): Generator<ChatMes
       ...buildPrompt('plan_agent', { state, turn: 0, toolResult: { code, stdout, actions: toolMoves } }),
       { role: 'assistant', content: `The moves follow the open cells to the goal. #### ${list(planMoves)}` },
     ];
+    // The plan agent alone (an L0 single agent), so that baseline starts from the same warm start.
+    yield [
+      ...buildPrompt('plan_agent', { state, turn: 0 }),
+      { role: 'assistant', content: `The moves follow the open cells to the goal. #### ${list(noisyPath(path, rng))}` },
+    ];
   }
 }
