@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The main job: set up, bring the local stack up, and train the default config, printing one
-# line per iteration, with an evaluation on held-out problems before training and after the
-# last iteration. The stack stays up afterwards (`npx tandem stack down` stops it).
+# line per iteration, with an evaluation on held-out problems before training, after 10
+# iterations and after the last (20). The stack stays up afterwards (`npx tandem stack down` stops it).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 bash infra/setup.sh
 node bin/tandem.js stack up
-node bin/tandem.js train configs/planpath/planpath_L1_prompt.yaml training.val_freq=5 training.val_problems=32 training.validate_sample_num=2 --wait "$@"
+node bin/tandem.js train configs/planpath/planpath_L1_prompt.yaml training.total_training_steps=20 training.val_freq=10 \
+  training.val_problems=64 training.validate_sample_num=2 --wait "$@"
