@@ -1,6 +1,6 @@
 // Demonstration transcripts for warm-starting the default tiny model: the real prompts of both
-// agents, answered with moves that are right about half the time. RL then has rewards that
-// differ within a group to learn from. Pure and seeded.
+// agents and of the plan agent alone (L0), answered with moves that are right about half the
+// time. RL then has rewards that differ within a group to learn from. Pure and seeded.
 import type { ChatMessage } from '../types.js';
 import { mulberry32, randomInt } from '../rng.js';
 import { bfsShortestPath, generate } from './grid.js';
