@@ -69,14 +69,18 @@ fi
 /usr/bin/bwrap --version
 
 step "default model (.tools/models/tandem-tiny)"
-if [ ! -f .tools/models/tandem-tiny/config.json ]; then
-  mkdir -p .tools/models
-  node --import tsx services/engine/corpus/planpath.ts 2000 1 > .tools/models/planpath_corpus.jsonl
+# Rebuilt whenever the demonstrations (they carry the environment's prompts) or the build script
+# change: the folder records the hash of both in built-from.
+mkdir -p .tools/models
+node --import tsx services/engine/corpus/planpath.ts 2000 1 > .tools/models/planpath_corpus.jsonl
+stamp="$(cat .tools/models/planpath_corpus.jsonl services/engine/make_tiny_model.py | sha256sum | cut -d' ' -f1)"
+if [ "$(cat .tools/models/tandem-tiny/built-from 2>/dev/null)" != "$stamp" ]; then
   .venv/bin/python services/engine/make_tiny_model.py --corpus .tools/models/planpath_corpus.jsonl \
     --out .tools/models/tandem-tiny.tmp
+  echo "$stamp" > .tools/models/tandem-tiny.tmp/built-from
   rm -rf .tools/models/tandem-tiny && mv .tools/models/tandem-tiny.tmp .tools/models/tandem-tiny
 else
-  echo "present"
+  echo "present (built from the current demonstrations and script)"
 fi
 
 step "done"
