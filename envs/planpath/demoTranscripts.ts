@@ -25,6 +25,7 @@ function noisyPath(path: string[], rng: () => number): string[] {
 }
 
 const list = (moves: string[]) => `[${moves.map((m) => `"${m}"`).join(', ')}]`;
+const planAnswer = (moves: string[]) => `The moves follow the open cells to the goal. #### ${list(moves)}`;
 
 export function* demoTranscripts(count: number, seed: number): Generator<ChatMessage[]> {
   const rng = mulberry32(seed);
@@ -38,12 +39,12 @@ export function* demoTranscripts(count: number, seed: number): Generator<ChatMes
     const planMoves = rng() < 0.5 ? toolMoves : noisyPath(path, rng);
     yield [
       ...buildPrompt('plan_agent', { state, turn: 0, toolResult: { code, stdout, actions: toolMoves } }),
-      { role: 'assistant', content: `The moves follow the open cells to the goal. #### ${list(planMoves)}` },
+      { role: 'assistant', content: planAnswer(planMoves) },
     ];
     // The plan agent alone (an L0 single agent), so that baseline starts from the same warm start.
     yield [
       ...buildPrompt('plan_agent', { state, turn: 0 }),
-      { role: 'assistant', content: `The moves follow the open cells to the goal. #### ${list(noisyPath(path, rng))}` },
+      { role: 'assistant', content: planAnswer(noisyPath(path, rng)) },
     ];
   }
 }
