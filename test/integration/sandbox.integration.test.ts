@@ -228,12 +228,28 @@ with open('here.txt', 'w') as f:
     f.write('fine')
 out['cwd'] = os.getcwd()
 out['here'] = open('here.txt').read()
-out['writable'] = []
-for root, dirs, files in os.walk('/'):
-    if root in ('/proc', '/sys'):
-        dirs[:] = []
-    elif os.access(root, os.W_OK):
-        out['writable'].append(root)
+# Every writable folder. A folder on a read-only mount is never writable (access() answers EROFS),
+# so only the read-write mounts are walked, nested read-only mounts pruned: the whole answer, in
+# time that does not grow with the host's /usr (walking '/' took over 10 s on a loaded machine).
+import stat
+mounts = {}
+kinds = {}
+for line in open('/proc/self/mountinfo'):
+    f = line.split()
+    point = f[4].replace('\\040', ' ')
+    mounts[point] = 'rw' in f[5].split(',')
+    mode = os.stat(point).st_mode
+    kinds[point] = 'dir' if stat.S_ISDIR(mode) else 'char' if stat.S_ISCHR(mode) else 'file'
+out['mounts'] = {p: {'rw': rw, 'kind': kinds[p]} for p, rw in mounts.items()}
+writable = set()
+for top, rw in mounts.items():
+    if not rw or top.split('/')[1] in ('proc', 'sys'):
+        continue
+    for root, dirs, files in os.walk(top):
+        dirs[:] = [d for d in dirs if mounts.get(os.path.join(root, d), True)]
+        if os.access(root, os.W_OK):
+            writable.add(root)
+out['writable'] = sorted(writable)
 print(json.dumps(out))
 `;
   const r = await runSandboxed(code);
@@ -245,8 +261,17 @@ print(json.dumps(out))
   for (const p of targets) assert.equal(existsSync(p), false, `${p} appeared on the host`);
   assert.equal(out.here, 'fine'); // the working folder is writable
   assert.equal(out.cwd, '/tmp');
-  // Writable at all: the working folder, its own /dev/shm (both size-limited tmpfs) and /dev/pts.
-  assert.deepEqual(out.writable.filter((d: string) => !d.startsWith('/tmp/')), ['/tmp', '/dev/pts', '/dev/shm']);
+  // Read-write mounts: only the working folder, its own /dev/shm (both size-limited tmpfs), /dev/pts
+  // and the sandbox's own /proc; the root and everything bound from the host are read-only.
+  // (bwrap's /dev binds single device nodes read-write: null, zero, full, random, urandom, tty.)
+  const mounts = Object.entries(out.mounts as Record<string, { rw: boolean; kind: string }>).filter(([m]) => !m.startsWith('/proc'));
+  const rw = (kind: string) => mounts.filter(([, v]) => v.rw && v.kind === kind).map(([m]) => m).sort();
+  assert.deepEqual(rw('dir'), ['/dev/pts', '/dev/shm', '/tmp']);
+  assert.deepEqual(rw('file'), [], 'a regular file is mounted read-write');
+  assert.ok(rw('char').every((m) => m.startsWith('/dev/')), `${rw('char')}`);
+  assert.equal(out.mounts['/'].rw, false, 'the root is writable');
+  // Writable at all: those three folders.
+  assert.deepEqual(out.writable.filter((d: string) => !d.startsWith('/tmp/')), ['/dev/pts', '/dev/shm', '/tmp']);
   // ... and bounded: filling it past diskMb fails.
   const fill = await runSandboxed("with open('big', 'wb') as f:\n    for _ in range(64):\n        f.write(b'z' * (1 << 20))\n", { diskMb: 16 });
   assert.notEqual(fill.exitCode, 0);
