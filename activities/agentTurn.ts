@@ -3,13 +3,14 @@
 // sample id go back into workflow history.
 import { activityInfo, ApplicationFailure } from '@temporalio/activity';
 import type { SamplingConfig } from '../configs/schema.js';
+import { policyKey, sampleIdOf } from '../domain/ids.js';
 import type { ChatMessage } from '../envs/types.js';
 import type { LazyProducer } from '../infra/kafka/client.js';
 import { projectPath, TOPICS } from '../infra/settings.js';
 import type { GenerateBatcher } from '../services/engine/batcher.js';
 import type { EngineClient } from '../services/engine/client.js';
 import { baseKey, checkpointRoot, engineKey, type PolicyRef } from './policy.js';
-import { policyKey, type RolloutRecord } from './records.js';
+import type { RolloutRecord } from './records.js';
 
 export interface AgentTurnInput {
   policy: PolicyRef;
@@ -101,7 +102,7 @@ export function createAgentTurnActivities(deps: PolicyWorkerDeps) {
       // A retried attempt samples afresh under new ids; the old attempt's records are never
       // scored, so the update's join by sample id leaves them out.
       const attempt = activityInfo().attempt;
-      const candidates = samples.map((c, i) => ({ c, sampleId: `${input.episodeId}/t${input.turn}/${input.agent}/c${i}/a${attempt}` }));
+      const candidates = samples.map((c, i) => ({ c, sampleId: sampleIdOf(input.episodeId, input.turn, input.agent, i, attempt) }));
       const records: RolloutRecord[] = candidates.map(({ c, sampleId }) => ({
         sampleId,
         runId: policy.runId,

@@ -2,6 +2,7 @@
 // one (turn, agent) group, each from the same state. A tool agent's program runs in the
 // sandbox (activities/sandbox).
 import type { RunConfig } from '../configs/schema.js';
+import { scriptedSampleIdOf } from '../domain/ids.js';
 import { envOf } from '../envs/index.js';
 import type { Scored } from '../envs/types.js';
 import type { CandidateText } from './agentTurn.js';
@@ -35,7 +36,7 @@ export function createEnvActivities() {
       const { def } = envOf(input.env);
       const text = def.scripted!(input.agent, { state: input.state, turn: input.turn, handoff: input.handoff });
       return Array.from({ length: input.k }, (_, i) => ({
-        sampleId: `${input.episodeId}/t${input.turn}/${input.agent}/c${i}/scripted`,
+        sampleId: scriptedSampleIdOf(input.episodeId, input.turn, input.agent, i),
         text,
         finishReason: 'scripted',
         responseTokens: 0,

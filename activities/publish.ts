@@ -4,7 +4,8 @@
 import type { EventEnvelope } from '../domain/events.js';
 import type { LazyProducer } from '../infra/kafka/client.js';
 import { TOPICS } from '../infra/settings.js';
-import { policyKey, type TrajectoryRecord } from './records.js';
+import { policyKey } from '../domain/ids.js';
+import type { TrajectoryRecord } from './records.js';
 
 export function createPublishActivities(producer: LazyProducer) {
   return {

@@ -36,6 +36,3 @@ export interface TrajectoryRecord {
   reward: number;
   chosen: boolean;
 }
-
-/** Records of one run and policy share a key, so they stay in order on one partition. */
-export const policyKey = (runId: string, policy: string) => `${runId}/${policy}`;

@@ -14,7 +14,8 @@ import { ApplicationFailure, heartbeat } from '@temporalio/activity';
 import type { Kafka } from 'kafkajs';
 import type { RunConfig } from '../configs/schema.js';
 import { groupAdvantages } from '../domain/atgrpo.js';
-import { envelopes, updateStream } from '../domain/events.js';
+import { envelopes } from '../domain/events.js';
+import { updateConsumerGroup, updateStream } from '../domain/ids.js';
 import { readBatch } from '../infra/kafka/readBatch.js';
 import { TOPICS } from '../infra/settings.js';
 import type { UpdateResult } from '../services/engine/client.js';
@@ -46,7 +47,7 @@ export function createUpdateActivities(deps: PolicyWorkerDeps & { kafka: Kafka }
     async updatePolicy(input: UpdateInput): Promise<UpdateSummary> {
       const { policy, iteration } = input;
       await ensurePolicy(deps, policy, null);
-      const group = (it: number) => `tandem-update.${policy.runId}.${policy.spec.name}.it${it}`;
+      const group = (it: number) => updateConsumerGroup(policy.runId, policy.spec.name, it);
       const batch = await readBatch(deps.kafka, group(iteration), [TOPICS.trajectories, TOPICS.rollouts]);
       heartbeat('read');
 

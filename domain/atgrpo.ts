@@ -24,6 +24,11 @@ export function trajectoryGroupKey(problemSeed: number, agent: string): string {
   return `p${problemSeed}/${agent}`;
 }
 
+/** The group a candidate of (problem, turn, agent) belongs to under `algorithm`. */
+export function groupKeyOf(algorithm: Algorithm, problemSeed: number, turn: number, agent: string): string {
+  return algorithm === 'at_grpo' ? groupKey(problemSeed, turn, agent) : trajectoryGroupKey(problemSeed, agent);
+}
+
 export interface PlannedEpisode {
   /** Index within the iteration: the episode's id is `<run>/it<i>/ep<index>`. */
   index: number;
@@ -62,6 +67,32 @@ export interface AdvantageInput {
   member: string;
   /** The member's score: the turn reward (at_grpo) or the agent's trajectory return (grpo). */
   score: number;
+}
+
+/** One scored group of an episode, as the update and the audit see it. */
+export interface ScoredGroup {
+  episodeId: string;
+  groupKey: string;
+  agent: string;
+  /** The candidate the episode continued from. */
+  chosen: number;
+  samples: { sampleId: string; reward: number }[];
+}
+
+/**
+ * The one rule for each sample's group member and score, over the groups of one or more
+ * episodes (results in the groups' order, then the samples'). at_grpo: the member is the sample,
+ * its score its own turn reward. grpo: the member is the episode (the trajectory), and every turn
+ * of an agent scores the agent's trajectory return: the sum of its chosen candidates' rewards.
+ */
+export function advantageInputs(algorithm: Algorithm, groups: ScoredGroup[]): AdvantageInput[] {
+  if (algorithm === 'at_grpo') {
+    return groups.flatMap((g) => g.samples.map((s) => ({ sampleId: s.sampleId, groupKey: g.groupKey, member: s.sampleId, score: s.reward })));
+  }
+  const trajectory = (g: ScoredGroup) => `${g.episodeId} ${g.agent}`;
+  const returns = new Map<string, number>();
+  for (const g of groups) returns.set(trajectory(g), (returns.get(trajectory(g)) ?? 0) + g.samples[g.chosen].reward);
+  return groups.flatMap((g) => g.samples.map((s) => ({ sampleId: s.sampleId, groupKey: g.groupKey, member: g.episodeId, score: returns.get(trajectory(g))! })));
 }
 
 /** What becomes of a group whose scores are all equal (zero variance: no signal). */

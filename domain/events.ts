@@ -60,8 +60,8 @@ export type TandemEvent =
       iteration: number;
       episodeId: string;
       problemSeed: number;
-      /** eval: an evaluation episode (held-out seed, validation sampling, never trained on); absent on older events: train. */
-      phase?: 'train' | 'eval';
+      /** eval: an evaluation episode (held-out seed, validation sampling, never trained on). */
+      phase: 'train' | 'eval';
       /** Audit content (absent on older events): what re-executing the episode needs. */
       setup?: EpisodeSetup;
     }
@@ -142,11 +142,6 @@ export interface EventEnvelope {
   position: number;
   event: TandemEvent;
 }
-
-export const runStream = (runId: string) => `run:${runId}`;
-export const episodeStream = (episodeId: string) => `episode:${episodeId}`;
-/** One stream per update (a policy's step from one version): written once, by the update activity. */
-export const updateStream = (runId: string, policy: string, fromVersion: number) => `update:${runId}/${policy}/v${fromVersion}`;
 
 /** Builds envelopes for one stream, numbering positions from `start`. */
 export function envelopes(stream: string, start: number, events: TandemEvent[]): EventEnvelope[] {

@@ -3,15 +3,17 @@
 // children that publish nothing for updates. The result is recorded as an EvaluationFinished
 // event on the evaluation's own stream. Started by a training run (before training, every
 // val_freq iterations, after the last) or on demand by `tandem eval`.
-import { ApplicationFailure, executeChild, proxyActivities, workflowInfo } from '@temporalio/workflow';
-import type { CpuActivities } from '../activities/index.js';
+import { ApplicationFailure, executeChild, workflowInfo } from '@temporalio/workflow';
 import { policiesOf, trainable } from '../configs/policies.js';
 import { formatIssues, parseRunConfig, type RunConfig } from '../configs/schema.js';
 import { envelopes, type EvaluationResult } from '../domain/events.js';
+import { evaluationEpisodeIdOf, evaluationStream } from '../domain/ids.js';
+import { summariseEvaluation } from '../domain/summaries.js';
 import { seedRange } from '../envs/puzzle/seeds.js';
-import { episode, episodeStats, mean, policyActivities, type EpisodeSummary } from './episode.js';
+import { episode } from './episode.js';
 import { inWindow } from './inWindow.js';
 import { policyRef } from './policyRef.js';
+import { cpu, policyActivities } from './proxies.js';
 
 export interface EvaluateInput {
   /** The run config (validated here with the same schema as the CLI). */
@@ -28,13 +30,6 @@ export interface EvaluateInput {
   /** Per policy name: a checkpoint folder (<dir>/v<N>/...) to load the newest version from. */
   checkpointDirs?: Record<string, string>;
 }
-
-const cpu = proxyActivities<CpuActivities>({
-  startToCloseTimeout: '2 minutes',
-  retry: { maximumInterval: '30 seconds', maximumAttempts: 20 },
-});
-
-export const evaluationStream = (evalId: string) => `eval:${evalId}`;
 
 export async function evaluate(input: EvaluateInput): Promise<EvaluationResult> {
   const parsed = parseRunConfig(input?.config);
@@ -53,12 +48,12 @@ export async function evaluate(input: EvaluateInput): Promise<EvaluationResult> 
   const { val_problems: problems, validate_sample_num: repeats } = cfg.training;
   const episodes = await inWindow(problems * repeats, cfg.rollout.episode_window, (j) =>
     executeChild(episode, {
-      workflowId: `${evalId}/ep${j}`,
+      workflowId: evaluationEpisodeIdOf(evalId, j),
       args: [
         {
           runId: input.runId,
           iteration: input.iteration ?? 0,
-          episodeId: `${evalId}/ep${j}`,
+          episodeId: evaluationEpisodeIdOf(evalId, j),
           problemSeed: seedRange('validation', Math.floor(j / repeats)),
           phase: 'eval' as const,
           candidates: 1,
@@ -83,28 +78,4 @@ export async function evaluate(input: EvaluateInput): Promise<EvaluationResult> 
 function heldOut(cfg: RunConfig): RunConfig {
   if (!('val_dataset' in cfg.env) || cfg.env.val_dataset === undefined) return cfg;
   return { ...cfg, env: { ...cfg.env, dataset: cfg.env.val_dataset } as RunConfig['env'] };
-}
-
-/** Success rate, mean reward per agent and per (agent, turn), and mean turns, over the episodes. */
-export function summariseEvaluation(
-  evalId: string,
-  runId: string,
-  iteration: number | null,
-  versions: Record<string, number>,
-  episodes: EpisodeSummary[],
-): EvaluationResult {
-  const byAgentTurn: Record<string, number[][]> = {};
-  for (const e of episodes) for (const t of e.turnRewards) ((byAgentTurn[t.agent] ??= [])[t.turn] ??= []).push(t.reward);
-  const agents = Object.keys(byAgentTurn).sort();
-  const turns = Math.max(0, ...agents.map((a) => byAgentTurn[a].length)); // every agent's list spans every turn played
-  return {
-    evalId,
-    runId,
-    iteration,
-    versions,
-    episodes: episodes.length,
-    ...episodeStats(episodes),
-    meanTurns: mean(episodes.map((e) => e.turns)),
-    rewardByAgentTurn: Object.fromEntries(agents.map((a) => [a, Array.from({ length: turns }, (_, t) => (byAgentTurn[a][t] ? mean(byAgentTurn[a][t]) : null))])),
-  };
 }

@@ -4,17 +4,19 @@
 // worker. With val_freq > 0, an evaluation child (evaluate.ts) runs before training, after
 // every val_freq-th iteration and after the last. Signals pause, resume and stop it
 // (runLifecycle.ts); the progress query shows where it is. Continues as new when Temporal suggests it, carrying only RunState.
-import { ApplicationFailure, continueAsNew, executeChild, patched, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
-import type { CpuActivities } from '../activities/index.js';
+import { ApplicationFailure, continueAsNew, executeChild, patched, setHandler, workflowInfo } from '@temporalio/workflow';
 import { policiesOf, trainable } from '../configs/policies.js';
 import { formatIssues, parseRunConfig } from '../configs/schema.js';
 import { planIteration } from '../domain/atgrpo.js';
-import { envelopes, runStream, type TandemEvent } from '../domain/events.js';
-import { episode, episodeStats, policyActivities, type EpisodeSummary } from './episode.js';
+import { envelopes, type TandemEvent } from '../domain/events.js';
+import { episodeIdOf, evaluationIdOf, runStream } from '../domain/ids.js';
+import { episodeStats, type EpisodeSummary } from '../domain/summaries.js';
+import { episode } from './episode.js';
 import { evaluate } from './evaluate.js';
 import { inWindow } from './inWindow.js';
 import { progressQuery, type EvaluationPoint, type IterationSummary, type RunProgress } from './messages.js';
 import { policyRef } from './policyRef.js';
+import { cpu, policyActivities } from './proxies.js';
 import { RunLifecycle, type LifecycleState } from './runLifecycle.js';
 
 export interface TrainingRunInput {
@@ -37,12 +39,6 @@ export interface RunState {
 }
 
 const RECENT_ITERATIONS = 20;
-
-const cpu = proxyActivities<CpuActivities>({
-  startToCloseTimeout: '2 minutes',
-  heartbeatTimeout: '30 seconds',
-  retry: { maximumInterval: '30 seconds', maximumAttempts: 20 },
-});
 
 export async function trainingRun(input: TrainingRunInput, carried?: RunState): Promise<RunProgress> {
   const state: RunState = carried ?? {
@@ -111,13 +107,14 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
       await life.untilResumed();
       const { problemSeed, candidates } = planned[j];
       progress.episodesInFlight++;
+      const episodeId = episodeIdOf(runId, it, j);
       const summary = await executeChild(episode, {
-        workflowId: `${runId}/it${it}/ep${j}`,
+        workflowId: episodeId,
         args: [
           {
             runId,
             iteration: it,
-            episodeId: `${runId}/it${it}/ep${j}`,
+            episodeId,
             problemSeed,
             candidates,
             config: cfg,
@@ -163,7 +160,7 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
     await life.untilResumed();
     phase = 'evaluating';
     const result = await executeChild(evaluate, {
-      workflowId: `${runId}/eval/it${done}`,
+      workflowId: evaluationIdOf(runId, done),
       args: [{ config: cfg, runId, iteration: done, versions: { ...state.versions } }],
     });
     const point = { iteration: done, successRate: result.successRate, rewardByAgent: result.rewardByAgent };
@@ -190,7 +187,7 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
 
     phase = 'updating';
     const { updates, events } = await applyUpdates(it, summaries);
-    const summary = summarise(it, summaries, updates, life.activeMs());
+    const summary: IterationSummary = { iteration: it, episodes: summaries.length, ...episodeStats(summaries), updates, durationMs: life.activeMs() };
     await emit(...events, {
       type: 'IterationFinished',
       runId,
@@ -221,14 +218,4 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
   }
   ended = reason;
   return { ...progress, status: reason, iterationStartedAt: life.iterationStartedAt, iterationPausedMs: life.iterationPausedMs, pausedSince: null };
-}
-
-function summarise(iteration: number, episodes: EpisodeSummary[], updates: IterationSummary['updates'], durationMs: number): IterationSummary {
-  return {
-    iteration,
-    episodes: episodes.length,
-    ...episodeStats(episodes),
-    updates,
-    durationMs,
-  };
 }

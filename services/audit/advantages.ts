@@ -3,8 +3,10 @@
 import { and, asc, eq, like } from 'drizzle-orm';
 import type { NodePgDatabase } from 'drizzle-orm/node-postgres';
 import type { RunConfig } from '../../configs/schema.js';
-import { groupAdvantages, type AdvantageInput } from '../../domain/atgrpo.js';
+import { advantageInputs, groupAdvantages } from '../../domain/atgrpo.js';
 import type { TurnGroupScoredEvent } from '../../domain/events.js';
+import { episodeStream, iterationEpisodesPrefix } from '../../domain/ids.js';
+import { readEvent } from '../../domain/upcast.js';
 import { events } from '../../infra/db/schema.js';
 
 /** Escapes LIKE's wildcards in a literal prefix. */
@@ -12,28 +14,17 @@ export const likePrefix = (prefix: string) => `${prefix.replace(/[\\%_]/g, (c) =
 
 /**
  * What the update of `policy` for `iteration` should have computed: the iteration's recorded
- * groups of that policy, each sample's group member and score as the episode workflow sets them
- * (at_grpo: the sample and its turn reward; grpo: its episode and the agent's trajectory return).
+ * groups of that policy, each sample's group member and score by the episode's own rule
+ * (advantageInputs).
  */
 export async function expectedAdvantages(db: NodePgDatabase, cfg: RunConfig, runId: string, iteration: number, policy: string): Promise<Map<string, number>> {
   const rows = await db
     .select({ data: events.data })
     .from(events)
-    .where(and(eq(events.type, 'TurnGroupScored'), like(events.stream, likePrefix(`episode:${runId}/it${iteration}/`))))
+    .where(and(eq(events.type, 'TurnGroupScored'), like(events.stream, likePrefix(episodeStream(iterationEpisodesPrefix(runId, iteration))))))
     .orderBy(asc(events.stream), asc(events.position));
-  const groups = rows.map((r) => r.data as TurnGroupScoredEvent).filter((g) => g.policy === policy);
-  const returns = new Map<string, number>(); // `${episode} ${agent}` -> the sum of its chosen rewards
-  for (const g of groups) {
-    const key = `${g.episodeId} ${g.agent}`;
-    returns.set(key, (returns.get(key) ?? 0) + g.samples[g.chosen].reward);
-  }
-  const inputs: AdvantageInput[] = groups.flatMap((g) =>
-    g.samples.map((s) =>
-      cfg.algorithm === 'at_grpo'
-        ? { sampleId: s.sampleId, groupKey: g.groupKey, member: s.sampleId, score: s.reward }
-        : { sampleId: s.sampleId, groupKey: g.groupKey, member: g.episodeId, score: returns.get(`${g.episodeId} ${g.agent}`)! },
-    ),
-  );
+  const groups = rows.map((r) => readEvent(r.data) as TurnGroupScoredEvent).filter((g) => g.policy === policy);
+  const inputs = advantageInputs(cfg.algorithm, groups);
   return groupAdvantages(inputs, { normByStd: cfg.update.norm_adv_by_std, zeroVariance: cfg.update.zero_variance_groups });
 }
 

@@ -1,12 +1,13 @@
 // Re-executing an episode from its record: the environment is reset from the recorded seed and
-// driven by the recorded candidate texts, through the same loop as the episode workflow and the
-// same scoring function as the scoreCandidates activity (sandboxed code included). Every state,
-// prompt, score, choice and termination is compared with the record; the first difference is
-// returned, naming its step.
-import { chooseCandidate } from '../../domain/atgrpo.js';
-import type { EpisodeSetup, TandemEvent, TurnGroupScoredEvent } from '../../domain/events.js';
+// the one episode loop (domain/episodeLoop.ts) is played again, its candidates being the
+// recorded texts and its scoring the scoreCandidates activity's own function (sandboxed code
+// included). Every state, prompt, score, choice and termination is compared with the record as
+// the loop goes; the first difference is returned, naming its step.
 import type { ScoredCandidate, ScoreInput } from '../../activities/env.js';
 import type { RunConfig } from '../../configs/schema.js';
+import { playEpisode } from '../../domain/episodeLoop.js';
+import type { EpisodeSetup, TandemEvent, TurnGroupScoredEvent } from '../../domain/events.js';
+import { mean } from '../../domain/summaries.js';
 import { envOf } from '../../envs/index.js';
 import { canonicalJson } from '../projector/hashChain.js';
 
@@ -32,6 +33,13 @@ export interface Difference {
   message: string;
 }
 
+/** Thrown from the loop's callbacks at the first difference, to stop the re-execution there. */
+class Differs extends Error {
+  constructor(readonly difference: Difference) {
+    super(difference.message);
+  }
+}
+
 const same = (a: unknown, b: unknown) => canonicalJson(a ?? null) === canonicalJson(b ?? null);
 const show = (x: unknown) => {
   const text = canonicalJson(x ?? null);
@@ -53,55 +61,50 @@ export function episodeRecord(events: TandemEvent[]): EpisodeRecord | string {
 }
 
 export async function replayEpisode(record: EpisodeRecord, setup: EpisodeSetup, fns: EnvFunctions): Promise<Difference | null> {
-  const { def: env } = envOf(setup.env);
-  const seed = record.started.problemSeed;
-  let state = await fns.envReset({ env: setup.env, seed });
-  const chosenRewards: Record<string, number[]> = {};
-  let success = false;
-  let turns = 0;
-  let done = false;
-  let step = 0;
-
-  for (let turn = 0; turn < setup.env.max_turns && !done; turn++) {
-    turns = turn + 1;
-    let handoff: unknown = undefined;
-    for (const agent of setup.turnOrder) {
-      if (env.acts && !env.acts(agent, state)) continue;
-      const g = record.groups[step];
-      const at = `step ${step} (turn ${turn}, ${agent})`;
-      if (!g) return { step, message: `${at}: the episode goes on here, but the record has no more groups` };
-      if (g.turn !== turn || g.agent !== agent) return { step, message: `${at}: the record has turn ${g.turn}, ${g.agent} here` };
-      if (g.state === undefined || g.prompt === undefined || g.samples.some((s) => s.text === undefined)) {
-        return { step, message: `${at}: the record has no audit content (state, prompt, texts): recorded before it existed` };
-      }
-      if (!same(g.state, state)) return { step, message: `${at}: observation differs: recorded ${show(g.state)}, re-executed ${show(state)}` };
-      if (!same(g.handoff, handoff)) return { step, message: `${at}: handoff differs: recorded ${show(g.handoff)}, re-executed ${show(handoff)}` };
-      const prompt = env.prompt(agent, { state, turn, handoff });
-      if (!same(g.prompt, prompt)) return { step, message: `${at}: prompt differs from the one the env gives for this state` };
-
-      const scored = await fns.scoreCandidates({ env: setup.env, agent, state, texts: g.samples.map((s) => s.text!), alpha: setup.alpha });
-      for (const [i, s] of g.samples.entries()) {
-        if (s.candidate !== i) return { step, message: `${at}: candidate ${i} is recorded as candidate ${s.candidate}` };
-        const r = scored[i];
-        for (const field of ['local', 'global', 'reward', 'outcome', 'done', 'solved'] as const) {
-          if (s[field] !== r[field]) {
-            return { step, message: `${at}: candidate ${i} ${field} differs: recorded ${show(s[field])}, re-executed ${show(r[field])}` };
+  let step = 0; // the group being re-executed
+  const at = (turn: number, agent: string) => `step ${step} (turn ${turn}, ${agent})`;
+  const differs = (message: string) => new Differs({ step, message });
+  const initial = await fns.envReset({ env: setup.env, seed: record.started.problemSeed });
+  const rules = { maxTurns: setup.env.max_turns, turnOrder: setup.turnOrder, ifGreedy: setup.ifGreedy };
+  let played;
+  try {
+    played = await playEpisode(envOf(setup.env).def, rules, initial, {
+      // The recorded candidates, once the record agrees on who acts, from what and shown what.
+      act: async ({ turn, agent, state, handoff, prompt }) => {
+        const g = record.groups[step];
+        if (!g) throw differs(`${at(turn, agent)}: the episode goes on here, but the record has no more groups`);
+        if (g.turn !== turn || g.agent !== agent) throw differs(`${at(turn, agent)}: the record has turn ${g.turn}, ${g.agent} here`);
+        if (g.state === undefined || g.prompt === undefined || g.samples.some((s) => s.text === undefined)) {
+          throw differs(`${at(turn, agent)}: the record has no audit content (state, prompt, texts): recorded before it existed`);
+        }
+        if (!same(g.state, state)) throw differs(`${at(turn, agent)}: observation differs: recorded ${show(g.state)}, re-executed ${show(state)}`);
+        if (!same(g.handoff, handoff)) throw differs(`${at(turn, agent)}: handoff differs: recorded ${show(g.handoff)}, re-executed ${show(handoff)}`);
+        if (!same(g.prompt, prompt)) throw differs(`${at(turn, agent)}: prompt differs from the one the env gives for this state`);
+        return g.samples.map((s, i) => {
+          if (s.candidate !== i) throw differs(`${at(turn, agent)}: candidate ${i} is recorded as candidate ${s.candidate}`);
+          return { text: s.text! };
+        });
+      },
+      score: async ({ turn, agent, state }, texts) => {
+        const scored = await fns.scoreCandidates({ env: setup.env, agent, state, texts, alpha: setup.alpha });
+        for (const [i, s] of record.groups[step].samples.entries()) {
+          for (const field of ['local', 'global', 'reward', 'outcome', 'done', 'solved'] as const) {
+            if (s[field] !== scored[i][field]) {
+              throw differs(`${at(turn, agent)}: candidate ${i} ${field} differs: recorded ${show(s[field])}, re-executed ${show(scored[i][field])}`);
+            }
           }
         }
-      }
-      const chosen = chooseCandidate(scored.map((s) => s.reward), setup.ifGreedy);
-      if (g.chosen !== chosen) return { step, message: `${at}: the episode continued from candidate ${g.chosen}, re-execution chooses ${chosen}` };
-
-      (chosenRewards[agent] ??= []).push(scored[chosen].reward);
-      state = scored[chosen].nextState;
-      handoff = scored[chosen].handoff;
-      success = scored[chosen].solved;
-      step++;
-      if (scored[chosen].done) {
-        done = true;
-        break;
-      }
-    }
+        return scored;
+      },
+      played: ({ turn, agent, chosen }) => {
+        const g = record.groups[step];
+        if (g.chosen !== chosen) throw differs(`${at(turn, agent)}: the episode continued from candidate ${g.chosen}, re-execution chooses ${chosen}`);
+        step++;
+      },
+    });
+  } catch (err) {
+    if (err instanceof Differs) return err.difference;
+    throw err;
   }
 
   if (step < record.groups.length) {
@@ -110,12 +113,12 @@ export async function replayEpisode(record: EpisodeRecord, setup: EpisodeSetup, 
   }
   const f = record.finished;
   if (!f) return { step: null, message: 'the record has no EpisodeFinished' };
-  const rewardByAgent = Object.fromEntries(Object.entries(chosenRewards).map(([a, rs]) => [a, rs.reduce((x, y) => x + y, 0) / rs.length]));
+  const rewardByAgent = Object.fromEntries(Object.entries(played.chosenRewards).map(([a, rs]) => [a, mean(rs)]));
   const end: [string, unknown, unknown][] = [
-    ['success', f.success, success],
-    ['turns', f.turns, turns],
+    ['success', f.success, played.success],
+    ['turns', f.turns, played.turns],
     ['rewardByAgent', f.rewardByAgent, rewardByAgent],
-    ['final state', f.finalState, state],
+    ['final state', f.finalState, played.finalState],
   ];
   for (const [what, recorded, replayed] of end) {
     if (!same(recorded, replayed)) return { step: null, message: `episode end: ${what} differs: recorded ${show(recorded)}, re-executed ${show(replayed)}` };

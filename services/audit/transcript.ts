@@ -54,8 +54,8 @@ export interface Transcript {
   runId: string;
   iteration: number;
   problemSeed: number;
-  /** train, or eval: an evaluation episode (never trained on). Always set by loadTranscript; optional so the shape stays compatible. */
-  phase?: string;
+  /** train, or eval: an evaluation episode (never trained on). */
+  phase: string;
   /** env.name of the run's config, when the run is recorded. */
   env: string | null;
   status: string;
@@ -140,7 +140,7 @@ export function formatTranscript(t: Transcript): string {
   const out: string[] = [];
   const rewards = t.rewardByAgent ? Object.entries(t.rewardByAgent).map(([a, r]) => `${a}=${num(r)}`).join(' ') : '-';
   out.push(`episode ${t.episodeId}`);
-  out.push(`  run ${t.runId}  iteration ${t.iteration}  ${t.phase ?? 'train'}  env ${t.env ?? '?'}  problem seed ${t.problemSeed}`);
+  out.push(`  run ${t.runId}  iteration ${t.iteration}  ${t.phase}  env ${t.env ?? '?'}  problem seed ${t.problemSeed}`);
   out.push(`  ${t.status}  success ${t.success ?? '-'}  turns ${t.turns ?? '-'}  mean reward ${rewards}`);
   for (const s of t.steps) {
     out.push('');

@@ -9,7 +9,9 @@ import { asc, eq, like } from 'drizzle-orm';
 import type { NodePgDatabase } from 'drizzle-orm/node-postgres';
 import { createEnvActivities } from '../../activities/env.js';
 import { formatIssues, parseRunConfig, type RunConfig } from '../../configs/schema.js';
-import { episodeSetup, episodeStream, runStream, updateStream, type TandemEvent } from '../../domain/events.js';
+import { episodeSetup, type TandemEvent } from '../../domain/events.js';
+import { episodeOfStream, episodeStream, iterationEpisodesPrefix, runStream, updateStream } from '../../domain/ids.js';
+import { readEvent } from '../../domain/upcast.js';
 import { events, streams } from '../../infra/db/schema.js';
 import { checkChain } from '../projector/hashChain.js';
 import { expectedAdvantages, likePrefix, sameAdvantage } from './advantages.js';
@@ -34,7 +36,7 @@ async function loadStream(db: NodePgDatabase, stream: string): Promise<StoredStr
   const [head] = await db.select().from(streams).where(eq(streams.stream, stream));
   if (rows.length === 0 && !head) return { events: [], chainBreak: null };
   const broken = checkChain(stream, rows, head);
-  return { events: rows.map((r) => r.data as TandemEvent), chainBreak: broken?.message ?? null };
+  return { events: rows.map((r) => readEvent(r.data)), chainBreak: broken?.message ?? null };
 }
 
 /** The run's config from its RunStarted event; null when the run has none (an on-demand evaluation). */
@@ -116,7 +118,7 @@ export async function verifyEpisode(db: NodePgDatabase, episodeId: string, fns: 
 /** The episodes of a run in the record, evaluations' included: every episode stream named `<run>/…`. */
 export async function episodesOfRun(db: NodePgDatabase, runId: string): Promise<string[]> {
   const rows = await db.select({ stream: streams.stream }).from(streams).where(like(streams.stream, likePrefix(`${episodeStream(runId)}/`))).orderBy(asc(streams.stream));
-  return rows.map((r) => r.stream.slice('episode:'.length));
+  return rows.map((r) => episodeOfStream(r.stream)!);
 }
 
 export interface RunVerdict {
@@ -134,7 +136,7 @@ export async function verifyRun(db: NodePgDatabase, runId: string, onEpisode: (v
   // A whole episode stream deleted (rows and head) leaves the iteration short of the episodes it reported.
   for (const e of run.events) {
     if (e.type !== 'IterationFinished') continue;
-    const found = ids.filter((id) => id.startsWith(`${runId}/it${e.iteration}/`)).length;
+    const found = ids.filter((id) => id.startsWith(iterationEpisodesPrefix(runId, e.iteration))).length;
     if (found !== e.episodes) problems.push(`iteration ${e.iteration}: ${e.episodes} episodes reported, ${found} in the record`);
   }
   const episodes: EpisodeVerdict[] = [];

@@ -1,12 +1,11 @@
 // The CLI's Temporal client.
 import { randomBytes } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
+import { freshId } from '../../domain/ids.js';
 import { stackSettings } from '../../infra/settings.js';
 
-/** A fresh workflow id: `<prefix>-<UTC yyyymmddhhmmss>-<6 hex>`. */
-export function freshWorkflowId(prefix: string): string {
-  return `${prefix}-${new Date().toISOString().slice(0, 19).replace(/[-:T]/g, '')}-${randomBytes(3).toString('hex')}`;
-}
+/** A fresh run or evaluation id (domain/ids.ts), from now and 3 random bytes. */
+export const freshWorkflowId = (prefix: 'run' | 'eval') => freshId(prefix, new Date(), randomBytes(3).toString('hex'));
 
 export async function temporalClient(): Promise<Client> {
   const s = stackSettings();

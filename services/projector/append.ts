@@ -4,6 +4,7 @@
 import { eq, lt } from 'drizzle-orm';
 import type { NodePgDatabase } from 'drizzle-orm/node-postgres';
 import type { EventEnvelope } from '../../domain/events.js';
+import { readEvent } from '../../domain/upcast.js';
 import { events, streams } from '../../infra/db/schema.js';
 import { eventHash } from './hashChain.js';
 import { project } from './project.js';
@@ -33,7 +34,8 @@ export async function appendEvent(db: NodePgDatabase, envelope: EventEnvelope): 
       .insert(streams)
       .values({ stream, position, hash })
       .onConflictDoUpdate({ target: streams.stream, set: { position, hash }, setWhere: lt(streams.position, position) }); // never backwards
-    await project(tx, event, { at: inserted[0].recordedAt, position });
+    // Stored and chained as written; projected in today's shape.
+    await project(tx, readEvent(event), { at: inserted[0].recordedAt, position });
     return true;
   });
 }

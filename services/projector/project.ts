@@ -3,7 +3,8 @@
 // event by event in global order, by `tandem projector rebuild` (rebuild.ts).
 import { and, eq, sql } from 'drizzle-orm';
 import type { NodePgDatabase } from 'drizzle-orm/node-postgres';
-import { updateStream, type TandemEvent } from '../../domain/events.js';
+import type { TandemEvent } from '../../domain/events.js';
+import { updateStream } from '../../domain/ids.js';
 import { checkpoints, episodes, evaluations, events, iterations, runs, samples, turnGroups, updates } from '../../infra/db/schema.js';
 
 export type Tx = Parameters<Parameters<NodePgDatabase['transaction']>[0]>[0];
@@ -28,7 +29,7 @@ export async function project(tx: Tx, e: TandemEvent, stored: Stored): Promise<v
     case 'EpisodeStarted':
       await tx
         .insert(episodes)
-        .values({ episodeId: e.episodeId, runId: e.runId, iteration: e.iteration, problemSeed: e.problemSeed, phase: e.phase ?? 'train', status: 'running' })
+        .values({ episodeId: e.episodeId, runId: e.runId, iteration: e.iteration, problemSeed: e.problemSeed, phase: e.phase, status: 'running' })
         .onConflictDoNothing();
       return;
     case 'TurnGroupScored': {

@@ -3,7 +3,7 @@
 // content the live projector produced. The event table and stream heads are left as they are.
 import { asc, gt, sql } from 'drizzle-orm';
 import type { NodePgDatabase } from 'drizzle-orm/node-postgres';
-import type { TandemEvent } from '../../domain/events.js';
+import { readEvent } from '../../domain/upcast.js';
 import { events } from '../../infra/db/schema.js';
 import { project } from './project.js';
 
@@ -21,7 +21,7 @@ export async function rebuildReadModels(db: NodePgDatabase): Promise<{ events: n
     let count = 0;
     for (;;) {
       const page = await tx.select().from(events).where(gt(events.globalPosition, after)).orderBy(asc(events.globalPosition)).limit(PAGE);
-      for (const row of page) await project(tx, row.data as TandemEvent, { at: row.recordedAt, position: row.position });
+      for (const row of page) await project(tx, readEvent(row.data), { at: row.recordedAt, position: row.position });
       count += page.length;
       if (page.length < PAGE) return { events: count };
       after = page[page.length - 1].globalPosition;

@@ -4,7 +4,9 @@
 // selected.
 import { and, asc, eq, inArray, sql } from 'drizzle-orm';
 import type { NodePgDatabase } from 'drizzle-orm/node-postgres';
-import { runStream, type EvaluationResult } from '../../domain/events.js';
+import type { EvaluationResult } from '../../domain/events.js';
+import { runStream } from '../../domain/ids.js';
+import { readEvent } from '../../domain/upcast.js';
 import { episodes, events, iterations, runs, samples, updates } from '../../infra/db/schema.js';
 
 export interface RunData {
@@ -120,7 +122,7 @@ export async function loadRunData(db: NodePgDatabase, runId: string): Promise<Ru
     turnRewards: turnRewards.map((t) => ({ ...t, chosen: t.chosen === null ? null : Number(t.chosen), all: Number(t.all) })),
     updates: ups.map((u) => ({ ...u, metrics: u.metrics as Record<string, number> })),
     evaluations: evaluations.map(({ data }) => {
-      const e = data as EvaluationResult;
+      const e = readEvent(data) as EvaluationResult;
       return { iteration: e.iteration, episodes: e.episodes, successRate: e.successRate, rewardByAgent: e.rewardByAgent };
     }),
     times,

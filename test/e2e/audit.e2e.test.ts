@@ -10,7 +10,7 @@ import { after, test } from 'node:test';
 import { promisify } from 'node:util';
 import { and, eq, like, sql } from 'drizzle-orm';
 import { loadRunConfig } from '../../configs/load.js';
-import { episodeStream, runStream, updateStream } from '../../domain/events.js';
+import { episodeStream, runStream, updateStream } from '../../domain/ids.js';
 import { events } from '../../infra/db/schema.js';
 import { CPU_QUEUE } from '../../infra/settings.js';
 import { loadTranscript } from '../../services/audit/transcript.js';

@@ -10,7 +10,8 @@ import { asc, eq, inArray, sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import { migrate } from 'drizzle-orm/node-postgres/migrator';
 import pgDriver from 'pg';
-import { envelopes, episodeStream, runStream, updateStream, type EventEnvelope, type TandemEvent } from '../../domain/events.js';
+import { envelopes, type EventEnvelope, type TandemEvent } from '../../domain/events.js';
+import { episodeStream, runStream, updateStream } from '../../domain/ids.js';
 import { events, samples, streams } from '../../infra/db/schema.js';
 import { applyMigrations, ensureDatabase } from '../../infra/db/migrate.js';
 import { lazyProducer } from '../../infra/kafka/client.js';
@@ -41,7 +42,7 @@ function syntheticRun(runId: string) {
     { type: 'RunFinished', runId, iterations: 1, reason: 'completed' },
   ];
   const episode: TandemEvent[] = [
-    { type: 'EpisodeStarted', runId, iteration: 0, episodeId, problemSeed: 7 },
+    { type: 'EpisodeStarted', runId, iteration: 0, episodeId, problemSeed: 7, phase: 'train' },
     {
       type: 'TurnGroupScored',
       runId,

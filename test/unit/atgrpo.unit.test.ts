@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { chooseCandidate, groupAdvantages, groupKey, planIteration, trajectoryGroupKey, type AdvantageInput } from '../../domain/atgrpo.js';
+import { advantageInputs, chooseCandidate, groupAdvantages, groupKey, groupKeyOf, planIteration, trajectoryGroupKey, type AdvantageInput } from '../../domain/atgrpo.js';
 
 // One member per sample: the at_grpo case.
 const at = (sampleId: string, groupKey: string, score: number): AdvantageInput => ({ sampleId, groupKey, member: sampleId, score });
@@ -95,4 +95,30 @@ test('planIteration: at_grpo runs one episode per problem with K candidates; grp
   // Consecutive iterations never revisit a problem.
   const seen = [0, 1, 2].flatMap((it) => planIteration('at_grpo', 0, it, 3, 4).map((e) => e.problemSeed));
   assert.equal(new Set(seen).size, seen.length);
+});
+
+test('advantageInputs: at_grpo scores each sample by its own reward; grpo by the agent\'s trajectory return', () => {
+  const groups = [
+    { episodeId: 'e1', groupKey: 'p7/t0/a', agent: 'a', chosen: 1, samples: [{ sampleId: 'e1/x', reward: 1 }, { sampleId: 'e1/y', reward: 2 }] },
+    { episodeId: 'e1', groupKey: 'p7/t0/b', agent: 'b', chosen: 0, samples: [{ sampleId: 'e1/z', reward: 5 }] },
+    { episodeId: 'e1', groupKey: 'p7/t1/a', agent: 'a', chosen: 0, samples: [{ sampleId: 'e1/w', reward: 0.5 }] },
+    { episodeId: 'e2', groupKey: 'p7/t0/a', agent: 'a', chosen: 0, samples: [{ sampleId: 'e2/x', reward: 4 }] },
+  ];
+  assert.deepEqual(advantageInputs('at_grpo', groups), [
+    { sampleId: 'e1/x', groupKey: 'p7/t0/a', member: 'e1/x', score: 1 },
+    { sampleId: 'e1/y', groupKey: 'p7/t0/a', member: 'e1/y', score: 2 },
+    { sampleId: 'e1/z', groupKey: 'p7/t0/b', member: 'e1/z', score: 5 },
+    { sampleId: 'e1/w', groupKey: 'p7/t1/a', member: 'e1/w', score: 0.5 },
+    { sampleId: 'e2/x', groupKey: 'p7/t0/a', member: 'e2/x', score: 4 },
+  ]);
+  // grpo: agent a's return in e1 is its chosen rewards 2 + 0.5; in e2, 4; agent b's in e1, 5.
+  assert.deepEqual(advantageInputs('grpo', groups).map((s) => [s.sampleId, s.member, s.score]), [
+    ['e1/x', 'e1', 2.5],
+    ['e1/y', 'e1', 2.5],
+    ['e1/z', 'e1', 5],
+    ['e1/w', 'e1', 2.5],
+    ['e2/x', 'e2', 4],
+  ]);
+  assert.equal(groupKeyOf('at_grpo', 7, 1, 'a'), groupKey(7, 1, 'a'));
+  assert.equal(groupKeyOf('grpo', 7, 1, 'a'), trajectoryGroupKey(7, 'a'));
 });

@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { loadRunConfig } from '../../configs/load.js';
 import { checkpointDirs } from '../../services/cli/eval.js';
-import type { EpisodeSummary } from '../../workflows/episode.js';
-import { summariseEvaluation } from '../../workflows/evaluate.js';
+import type { EpisodeSummary } from '../../domain/summaries.js';
+import { summariseEvaluation } from '../../domain/summaries.js';
 
 const episode = (success: boolean, turnRewards: EpisodeSummary['turnRewards']): EpisodeSummary => {
   const agents = [...new Set(turnRewards.map((t) => t.agent))];

@@ -93,7 +93,7 @@ test('an episode page shows each step: observation, prompt, every candidate with
     done: null, solved: null, chosen, advantage: c ? 0.7 : null, update: c ? { policy: 'shared', fromVersion: 0, toVersion: 1 } : null,
   });
   const t: Transcript = {
-    episodeId: 'r1/it0/ep1', runId: 'r1', iteration: 0, problemSeed: 7, env: 'planpath', status: 'finished', success: false, turns: 1,
+    episodeId: 'r1/it0/ep1', runId: 'r1', iteration: 0, problemSeed: 7, phase: 'train', env: 'planpath', status: 'finished', success: false, turns: 1,
     rewardByAgent: { coder: 2 },
     steps: [
       { turn: 0, agent: 'coder', groupKey: 'g0', policy: 'shared', policyVersion: 0, observation: { grid: '#.<' }, handoff: null,
