@@ -2,6 +2,7 @@
 import { configCommand } from './config.js';
 import { episodesCommand } from './episodes.js';
 import { evalCommand } from './eval.js';
+import { exitWhenFlushed } from './exit.js';
 import { lifecycleCommand } from './lifecycle.js';
 import { replayCommand } from './replay.js';
 import { projectorCommand } from './projector.js';
@@ -72,9 +73,9 @@ async function main(argv: string[]): Promise<number> {
 }
 
 main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
+  (code) => exitWhenFlushed(code),
   (err: unknown) => {
     console.error(`tandem: ${err instanceof Error ? err.message : String(err)}`);
-    process.exit(1);
+    return exitWhenFlushed(1);
   },
 );

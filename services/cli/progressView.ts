@@ -21,15 +21,30 @@ export function formatDuration(ms: number): string {
 const ended = (p: RunProgress) => p.status === 'completed' || p.status === 'stopped';
 
 /**
+ * No iteration is in progress: the run is evaluating its policies after `p.iteration` iterations
+ * (the progress counts them done by then, so after the last one it equals the total), or has done
+ * them all and is about to end. The view then names the last iteration done, never one past the total.
+ */
+const betweenIterations = (p: RunProgress) => ended(p) || p.status === 'evaluating' || p.iteration >= p.totalIterations;
+
+/** The iteration shown, 1-based: the one in progress, else the last one done (`5/5 done`; full: `5 of 5 done`). */
+function iterationText(p: RunProgress, full: boolean): string {
+  if (!betweenIterations(p)) return `${p.iteration + 1}/${p.totalIterations}`;
+  const done = Math.min(p.iteration, p.totalIterations);
+  return full ? `${done} of ${p.totalIterations} done` : `${done}/${p.totalIterations} done`;
+}
+
+/**
  * Time left, from the measured durations of the recent iterations (workflow time, paused time
  * excluded): the rest of the current iteration at their mean, plus the mean for each iteration
- * after it. Null until one iteration has finished; 0 once the run has ended. While paused the
- * estimate stands still.
+ * after it (between iterations: the mean for each one left). Null until one iteration has
+ * finished; 0 once the run has ended. While paused the estimate stands still.
  */
 export function etaMs(p: RunProgress, now: number): number | null {
   if (ended(p)) return 0;
   if (p.recent.length === 0) return null;
   const perIteration = p.recent.reduce((t, r) => t + r.durationMs, 0) / p.recent.length;
+  if (betweenIterations(p)) return Math.max(0, p.totalIterations - p.iteration) * perIteration;
   const active = now - p.iterationStartedAt - p.iterationPausedMs - (p.pausedSince === null ? 0 : now - p.pausedSince);
   const left = p.totalIterations - p.iteration;
   return Math.max(0, perIteration - active) + Math.max(0, left - 1) * perIteration;
@@ -47,13 +62,12 @@ export function progressBar(fraction: number, width = 24): string {
   return `[${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${String(Math.floor(fraction * 100)).padStart(3)}%`;
 }
 
-/** One line: the bar, iteration, episodes (while running), status and ETA. */
+/** One line: the bar, iteration, episodes (while one runs), status and ETA. */
 export function progressLine(p: RunProgress, now: number): string {
   const eta = etaMs(p, now);
-  const iteration = ended(p) ? `${p.iteration}/${p.totalIterations} done` : `${p.iteration + 1}/${p.totalIterations}`;
   const etaText = ended(p) ? '' : `  ETA ${eta === null ? '?' : formatDuration(eta)}${p.status === 'paused' ? ' (paused)' : ''}`;
-  const episodes = ended(p) ? '' : `  episodes ${p.episodesDone}/${p.episodesPerIteration}`;
-  return `${progressBar(fractionDone(p))}  iteration ${iteration}${episodes}  ${p.status}${etaText}`;
+  const episodes = betweenIterations(p) ? '' : `  episodes ${p.episodesDone}/${p.episodesPerIteration}`;
+  return `${progressBar(fractionDone(p))}  iteration ${iterationText(p, false)}${episodes}  ${p.status}${etaText}`;
 }
 
 /** The full view: the progress line, then one field a line. */
@@ -62,8 +76,8 @@ export function progressLines(p: RunProgress, now: number): string[] {
   const lines = [
     `run ${p.runId}: ${progressLine(p, now)}`,
     `  status           ${p.status}`,
-    `  iteration        ${ended(p) ? `${p.iteration} of ${p.totalIterations} done` : `${p.iteration + 1}/${p.totalIterations}`}`,
-    ...(ended(p) ? [] : [`  episodes done    ${p.episodesDone}/${p.episodesPerIteration} this iteration, ${p.episodesInFlight} in flight`]),
+    `  iteration        ${iterationText(p, true)}`,
+    ...(betweenIterations(p) ? [] : [`  episodes done    ${p.episodesDone}/${p.episodesPerIteration} this iteration, ${p.episodesInFlight} in flight`]),
     `  policy versions  ${Object.entries(p.versions).map(([k, v]) => `${k}=v${v}`).join(' ') || '-'}`,
     `  updates applied  ${p.updatesApplied}`,
     `  last checkpoint  ${p.lastCheckpoint ?? '-'}`,

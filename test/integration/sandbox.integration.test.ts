@@ -19,6 +19,7 @@ import {
   setSandboxConcurrency,
 } from '../../activities/sandbox/index.js';
 import { projectRoot } from '../../infra/settings.js';
+import { tandemThroughSlowPipes } from '../support/slowPipes.js';
 
 const scratch = mkdtempSync(join(os.tmpdir(), 'tandem-sandbox-test-'));
 after(() => rmSync(scratch, { recursive: true, force: true }));
@@ -407,6 +408,19 @@ test('`tandem sandbox run FILE` prints one JSON object', () => {
     assert.equal(r.status, 2, `${bad.join(' ')}: ${r.stderr}`);
     assert.match(r.stderr, /usage: tandem sandbox run FILE/);
   }
+});
+
+test('`tandem sandbox run FILE` loses nothing of a large result to a slow pipe reader', () => {
+  // 64 KiB of program output (all the sandbox keeps) makes a JSON result just over the pipe's 64 KiB.
+  const file = join(scratch, 'loud.py');
+  writeFileSync(file, "import sys\nsys.stdout.write('x' * 65536)\n");
+  const r = tandemThroughSlowPipes(['sandbox', 'run', file]);
+  assert.equal(r.status, 0, r.stderr);
+  assert.ok(r.stdout.length > 65_536, `${r.stdout.length} bytes`);
+  const out = JSON.parse(r.stdout);
+  assert.equal(out.exitCode, 0);
+  assert.equal(out.stdout, 'x'.repeat(65536));
+  assert.equal(out.stdoutTruncated, false);
 });
 
 test('the sandbox fails closed: without root it refuses to run anything', () => {

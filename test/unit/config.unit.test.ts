@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { loadRunConfig } from '../../configs/load.js';
 import { policiesOf } from '../../configs/policies.js';
 import { parseRunConfig } from '../../configs/schema.js';
+import { tandemThroughSlowPipes } from '../support/slowPipes.js';
 
 const SKELETON = 'configs/planpath/planpath_L1_prompt.yaml';
 
@@ -90,6 +91,30 @@ test('`tandem config check` on a good file prints the normalised YAML and exits 
   assert.equal(r.status, 0, r.stderr);
   assert.match(r.stdout, /^alpha: 0.7$/m);
   assert.match(r.stdout, /norm_adv_by_std: true/);
+});
+
+test('`tandem config check` loses nothing of a large output to a slow pipe reader', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tandem-config-'));
+  const yaml = execFileSync(process.execPath, ['bin/tandem.js', 'config', 'check', SKELETON], { encoding: 'utf8' });
+  // stdout: a valid config whose --json form is well over the pipe's 64 KiB.
+  const longPath = 'models/'.repeat(20_000);
+  const big = join(dir, 'big.yaml');
+  writeFileSync(big, yaml.replace('path: .tools/models/tandem-tiny', `path: ${longPath}`));
+  const ok = tandemThroughSlowPipes(['config', 'check', big, '--json']);
+  assert.equal(ok.status, 0, ok.stderr);
+  assert.ok(ok.stdout.length > 140_000, `${ok.stdout.length} bytes`);
+  assert.equal(JSON.parse(ok.stdout).config.base_models.policy_0.path, longPath);
+  // stderr: a config with thousands of unknown keys, each reported on its own line.
+  const keys = Array.from({ length: 4000 }, (_, i) => `  unknown_key_${i}: 1`).join('\n');
+  const bad = join(dir, 'bad.yaml');
+  writeFileSync(bad, yaml.replace('env:\n', `env:\n${keys}\n`));
+  const failed = tandemThroughSlowPipes(['config', 'check', bad]);
+  assert.equal(failed.status, 1);
+  assert.equal(failed.stdout, '');
+  assert.ok(failed.stderr.length > 130_000, `${failed.stderr.length} bytes`);
+  assert.match(failed.stderr, /^\S+bad\.yaml: 4000 error\(s\)$/m);
+  assert.ok(failed.stderr.endsWith('  env.unknown_key_3999: unknown key\n'), failed.stderr.slice(-80));
+  rmSync(dir, { recursive: true, force: true });
 });
 
 test('L2: one adapter per agent on the shared frozen base', () => {

@@ -109,3 +109,39 @@ test('--watch elsewhere writes a plain line only when more than the ETA changed'
   assert.match(render(progress({ status: 'paused', pausedSince: 1_025_000 }), 1_026_000), /paused/);
   assert.match(render(progress({ status: 'completed', iteration: 5 }), 1_030_000), /iteration 5\/5 done .* completed\n$/);
 });
+
+test('evaluating after the last iteration: that iteration, done, never one past the total', () => {
+  // The progress counts an iteration done before its evaluation: iteration == total here.
+  const p = progress({ status: 'evaluating', iteration: 5, episodesDone: 0, recent: [iteration(3, 60_000), iteration(4, 40_000)] });
+  assert.equal(progressLine(p, 1_020_000), '[########################] 100%  iteration 5/5 done  evaluating  ETA 0s');
+  const text = progressLines(p, 1_020_000).join('\n');
+  assert.match(text, /status {11}evaluating/);
+  assert.match(text, /iteration {8}5 of 5 done$/m);
+  assert.doesNotMatch(text, /episodes done/, 'no iteration is in progress');
+  assert.doesNotMatch(`${progressLine(p, 1_020_000)}\n${text}`, /\b6\/5|6 of 5/);
+  // Paused or stopping before the run ends: still no iteration past the total.
+  assert.match(progressLine(progress({ status: 'stopping', iteration: 5 }), 1_020_000), /iteration 5\/5 done {2}stopping {2}ETA 0s$/);
+  assert.match(progressLine(progress({ status: 'paused', iteration: 5, pausedSince: 1_010_000 }), 1_020_000), /iteration 5\/5 done {2}paused/);
+});
+
+test('completed: all iterations done', () => {
+  const p = progress({ status: 'completed', iteration: 5, episodesDone: 0 });
+  assert.equal(progressLine(p, 1_020_000), '[########################] 100%  iteration 5/5 done  completed');
+  const text = progressLines(p, 1_020_000).join('\n');
+  assert.match(text, /iteration {8}5 of 5 done$/m);
+  assert.doesNotMatch(text, /episodes done|ETA/);
+});
+
+test('evaluating mid-run: the iterations done so far, and all the ones left in the ETA', () => {
+  // After 2 of 5 iterations (mean 50 s): 3 left, none started.
+  const p = progress({ status: 'evaluating', iteration: 2, episodesDone: 0 });
+  assert.equal(etaMs(p, 1_020_000), 3 * 50_000);
+  assert.equal(progressLine(p, 1_020_000), '[##########--------------]  40%  iteration 2/5 done  evaluating  ETA 2m30s');
+  const text = progressLines(p, 1_020_000).join('\n');
+  assert.match(text, /iteration {8}2 of 5 done$/m);
+  assert.doesNotMatch(text, /episodes done/);
+  // Before training (evaluation at 0 iterations): nothing done yet, no ETA.
+  assert.match(progressLine(progress({ status: 'evaluating', iteration: 0, episodesDone: 0, recent: [] }), 0), /iteration 0\/5 done {2}evaluating {2}ETA \?$/);
+  // Once the evaluation ends the next iteration runs as before.
+  assert.match(progressLine(progress({ iteration: 2, episodesDone: 0 }), 1_020_000), /iteration 3\/5 {2}episodes 0\/4 {2}running/);
+});
