@@ -16,7 +16,8 @@ import { CPU_QUEUE } from '../../infra/settings.js';
 import { loadTranscript } from '../../services/audit/transcript.js';
 import { READ_MODEL_TABLES } from '../../services/projector/rebuild.js';
 import { trainingRun } from '../../workflows/trainingRun.js';
-import { database, eventually, temporal } from '../support/stack.js';
+import { eventually } from '../support/eventually.js';
+import { database, temporal } from '../support/stack.js';
 
 const t = await temporal();
 const pg = database();

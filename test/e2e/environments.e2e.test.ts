@@ -9,7 +9,8 @@ import { events } from '../../infra/db/schema.js';
 import { loadRunConfig } from '../../configs/load.js';
 import { CPU_QUEUE } from '../../infra/settings.js';
 import { trainingRun } from '../../workflows/trainingRun.js';
-import { database, eventually, temporal } from '../support/stack.js';
+import { eventually } from '../support/eventually.js';
+import { database, temporal } from '../support/stack.js';
 
 const t = await temporal();
 const pg = database();

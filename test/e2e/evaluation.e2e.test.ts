@@ -9,7 +9,8 @@ import { and, eq, like } from 'drizzle-orm';
 import { events } from '../../infra/db/schema.js';
 import { SEED_RANGES } from '../../envs/puzzle/seeds.js';
 import type { RunProgress } from '../../workflows/messages.js';
-import { database, eventually, settings, temporal } from '../support/stack.js';
+import { eventually } from '../support/eventually.js';
+import { database, settings, temporal } from '../support/stack.js';
 
 const VAL = 2;
 const runId = `e2e-eval-${Date.now()}`;

@@ -8,7 +8,8 @@ import { dirname, join, resolve } from 'node:path';
 import { after, before, test } from 'node:test';
 import { eq } from 'drizzle-orm';
 import { episodes, runs } from '../../infra/db/schema.js';
-import { database, eventually } from '../support/stack.js';
+import { eventually } from '../support/eventually.js';
+import { database } from '../support/stack.js';
 
 const ITERATIONS = 2;
 const EPISODES = 2;

@@ -11,7 +11,8 @@ import { progressQuery } from '../../workflows/messages.js';
 import { trainingRun } from '../../workflows/trainingRun.js';
 import { assertExactlyOnce } from '../support/exactlyOnce.js';
 import { resultAcrossOutages } from '../support/faults.js';
-import { eventually, temporal } from '../support/stack.js';
+import { eventually } from '../support/eventually.js';
+import { temporal } from '../support/stack.js';
 
 const ITERATIONS = 3;
 

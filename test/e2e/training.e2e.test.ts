@@ -12,7 +12,8 @@ import { events, runs } from '../../infra/db/schema.js';
 import { readBatch } from '../../infra/kafka/readBatch.js';
 import { TOPICS } from '../../infra/settings.js';
 import type { RunProgress } from '../../workflows/messages.js';
-import { database, eventually, kafka, temporal } from '../support/stack.js';
+import { eventually } from '../support/eventually.js';
+import { database, kafka, temporal } from '../support/stack.js';
 
 const K = 3;
 const ITERATIONS = 2;

@@ -8,7 +8,8 @@ import { CPU_QUEUE } from '../../infra/settings.js';
 import { progressQuery } from '../../workflows/messages.js';
 import { trainingRun } from '../../workflows/trainingRun.js';
 import { childPids, servicePid } from '../support/processes.js';
-import { eventually, temporal } from '../support/stack.js';
+import { eventually } from '../support/eventually.js';
+import { temporal } from '../support/stack.js';
 
 const t = await temporal();
 after(() => t.close());

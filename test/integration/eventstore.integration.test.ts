@@ -19,7 +19,8 @@ import { projectPath, TOPICS } from '../../infra/settings.js';
 import { appendEvent } from '../../services/projector/append.js';
 import { checkChain } from '../../services/projector/hashChain.js';
 import { READ_MODEL_TABLES, rebuildReadModels } from '../../services/projector/rebuild.js';
-import { database, eventually, kafka, settings } from '../support/stack.js';
+import { eventually } from '../support/eventually.js';
+import { database, kafka, settings } from '../support/stack.js';
 
 const pg = database();
 const producer = lazyProducer(kafka());

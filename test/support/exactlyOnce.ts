@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import { events } from '../../infra/db/schema.js';
 import type { TandemEvent } from '../../domain/events.js';
-import { database, eventually } from './stack.js';
+import { eventually } from './eventually.js';
+import { database } from './stack.js';
 
 type Of<T extends TandemEvent['type']> = Extract<TandemEvent, { type: T }>;
 

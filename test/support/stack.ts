@@ -18,14 +18,3 @@ export function database() {
   const pool = new pg.Pool({ connectionString: settings.databaseUrl, max: 2 });
   return { db: drizzle(pool), pool, close: () => pool.end() };
 }
-
-/** Polls `check` until it returns a value (not undefined) or the time is up. */
-export async function eventually<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
-}
