@@ -1,15 +1,15 @@
 // agentTurn (policy worker): K candidates for one (turn, agent) from the acting agent's policy.
 // The token-level record of each candidate goes to the rollouts topic; only the text and a
 // sample id go back into workflow history.
-import { activityInfo, ApplicationFailure } from '@temporalio/activity';
+import { activityInfo } from '@temporalio/activity';
 import type { SamplingConfig } from '../configs/schema.js';
 import { policyKey, sampleIdOf } from '../domain/ids.js';
 import type { ChatMessage } from '../envs/types.js';
 import type { LazyProducer } from '../infra/kafka/client.js';
-import { projectPath, TOPICS } from '../infra/settings.js';
-import type { GenerateBatcher } from '../services/engine/batcher.js';
-import type { EngineClient } from '../services/engine/client.js';
-import { baseKey, checkpointRoot, engineKey, type PolicyRef } from './policy.js';
+import type { GenerateBatcher } from '../infra/engine/batcher.js';
+import { TOPICS } from '../infra/settings.js';
+import { ensurePolicy, type EngineDeps } from '../policy/activities.js';
+import { engineKey, type PolicyRef } from '../policy/ref.js';
 import type { RolloutRecord } from './records.js';
 
 export interface AgentTurnInput {
@@ -35,53 +35,13 @@ export interface CandidateText {
   responseTokens: number;
 }
 
-export interface PolicyWorkerDeps {
-  engine: EngineClient;
+export interface AgentTurnDeps extends EngineDeps {
   batcher: GenerateBatcher;
   producer: LazyProducer;
-  device: string;
-  dataDir: string;
 }
 
-/** Loads the policy into the engine (idempotent) and checks it is at the version asked for. */
-export async function ensurePolicy(deps: PolicyWorkerDeps, policy: PolicyRef, version: number | null): Promise<number> {
-  if (policy.spec.device !== deps.device) {
-    throw ApplicationFailure.nonRetryable(
-      `policy ${policy.spec.name} is placed on ${policy.spec.device}, but the worker on task queue ${policy.spec.taskQueue} runs on ${deps.device}`,
-      'PlacementMismatch',
-    );
-  }
-  const { spec } = policy;
-  const loaded = await deps.engine.request<{ version: number }>('load', {
-    policy: engineKey(policy),
-    kind: spec.kind,
-    model_path: projectPath(spec.modelPath),
-    base: baseKey(policy),
-    ...(spec.lora ? { lora: spec.lora } : {}),
-    optim: { ...policy.optim, betas: [0.9, 0.999] },
-    checkpoint_root: checkpointRoot(policy, deps.dataDir),
-  });
-  if (version !== null && loaded.version !== version) {
-    throw ApplicationFailure.nonRetryable(
-      `policy ${policy.spec.name} is at version ${loaded.version} but version ${version} was asked for (off-policy request)`,
-      'VersionMismatch',
-    );
-  }
-  return loaded.version;
-}
-
-export function createAgentTurnActivities(deps: PolicyWorkerDeps) {
+export function createAgentTurnActivities(deps: AgentTurnDeps) {
   return {
-    /** The policy's current version, loading it (from its latest checkpoint) if needed. */
-    async policyVersion(policy: PolicyRef): Promise<number> {
-      return ensurePolicy(deps, policy, null);
-    },
-
-    /** Frees the policy's weights in the engine (its checkpoints stay); a later request loads it again. */
-    async releasePolicy(policy: PolicyRef): Promise<void> {
-      await deps.engine.request('unload', { policy: engineKey(policy) });
-    },
-
     async agentTurn(input: AgentTurnInput): Promise<CandidateText[]> {
       const { policy } = input;
       await ensurePolicy(deps, policy, input.policyVersion);

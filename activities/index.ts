@@ -1,4 +1,5 @@
 // The activity sets of Tandem's two kinds of worker. Workflows import these types only.
+import type { createPolicyActivities } from '../policy/activities.js';
 import type { createAgentTurnActivities } from './agentTurn.js';
 import type { createEnvActivities } from './env.js';
 import type { createPublishActivities } from './publish.js';
@@ -8,4 +9,4 @@ import type { createUpdateActivities } from './updatePolicy.js';
 export type CpuActivities = ReturnType<typeof createEnvActivities> & ReturnType<typeof createPublishActivities>;
 
 /** Activities of a policy worker (task queue per worker, e.g. `tandem-policy-0`). */
-export type PolicyActivities = ReturnType<typeof createAgentTurnActivities> & ReturnType<typeof createUpdateActivities>;
+export type PolicyActivities = ReturnType<typeof createPolicyActivities> & ReturnType<typeof createAgentTurnActivities> & ReturnType<typeof createUpdateActivities>;

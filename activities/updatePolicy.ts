@@ -18,10 +18,11 @@ import { envelopes } from '../domain/events.js';
 import { updateConsumerGroup, updateStream } from '../domain/ids.js';
 import { readBatch } from '../infra/kafka/readBatch.js';
 import { TOPICS } from '../infra/settings.js';
-import type { UpdateResult } from '../services/engine/client.js';
-import { ensurePolicy, type PolicyWorkerDeps } from './agentTurn.js';
+import type { UpdateResult } from '../infra/engine/client.js';
+import type { LazyProducer } from '../infra/kafka/client.js';
+import { checkpointRoot, ensurePolicy, type EngineDeps } from '../policy/activities.js';
+import { engineKey, type PolicyRef } from '../policy/ref.js';
 import { selectIterationSamples } from './iterationSamples.js';
-import { checkpointRoot, engineKey, type PolicyRef } from './policy.js';
 
 export interface UpdateInput {
   policy: PolicyRef;
@@ -42,7 +43,7 @@ export interface UpdateSummary {
   metrics: Record<string, number>;
 }
 
-export function createUpdateActivities(deps: PolicyWorkerDeps & { kafka: Kafka }) {
+export function createUpdateActivities(deps: EngineDeps & { kafka: Kafka; producer: LazyProducer }) {
   return {
     async updatePolicy(input: UpdateInput): Promise<UpdateSummary> {
       const { policy, iteration } = input;

@@ -1,7 +1,8 @@
 // Reading run configs: a YAML file plus dotted `key=value` overrides, validated by the schema.
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
-import { parseRunConfig, type ConfigIssue, type ParseResult } from './schema.js';
+import { checkRunConfig } from './check.js';
+import type { ConfigIssue, ParseResult } from './schema.js';
 
 /** Sets `a.b.c=value` on a plain object; the value is read as YAML (numbers, booleans, lists). */
 export function applyOverride(target: Record<string, unknown>, override: string): ConfigIssue | null {
@@ -36,7 +37,7 @@ export function loadRunConfig(file: string, overrides: string[] = []): ParseResu
   const overrideIssues = overrides
     .map((o) => applyOverride(raw as Record<string, unknown>, o))
     .filter((i): i is ConfigIssue => i !== null);
-  const parsed = parseRunConfig(raw);
+  const parsed = checkRunConfig(raw);
   if (overrideIssues.length > 0) {
     return { ok: false, issues: [...overrideIssues, ...(parsed.ok ? [] : parsed.issues)] };
   }

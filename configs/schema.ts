@@ -7,7 +7,6 @@
 // This module is pure (no I/O): workflows import it to validate their input.
 import { z } from 'zod';
 import { envOf } from '../envs/index.js';
-import { policyIssues } from './policies.js';
 
 export interface ConfigIssue {
   path: string;
@@ -320,12 +319,15 @@ function issuePath(path: PropertyKey[]): string {
 
 export type ParseResult = { ok: true; config: RunConfig } | { ok: false; issues: ConfigIssue[] };
 
-/** Validates and normalises a raw config; never throws for bad input. */
-export function parseRunConfig(raw: unknown): ParseResult {
+/**
+ * Validates and normalises a raw config; never throws for bad input. `checks` add what a valid
+ * schema can still get wrong (configs/check.ts passes the policy checks).
+ */
+export function parseRunConfig(raw: unknown, checks: ((cfg: RunConfig) => ConfigIssue[])[] = []): ParseResult {
   const result = runConfigSchema.safeParse(raw);
   const crossIssues = crossReferenceIssues(raw);
   if (result.success && crossIssues.length === 0) {
-    const issues = [...policyIssues(result.data), ...roleIssues(result.data)];
+    const issues = [...checks.flatMap((check) => check(result.data)), ...roleIssues(result.data)];
     return issues.length === 0 ? { ok: true, config: result.data } : { ok: false, issues };
   }
   const issues: ConfigIssue[] = [];

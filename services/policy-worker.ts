@@ -10,8 +10,9 @@ import { Worker } from '@temporalio/worker';
 import { createAgentTurnActivities } from '../activities/agentTurn.js';
 import { createUpdateActivities } from '../activities/updatePolicy.js';
 import { lazyProducer, makeKafka } from '../infra/kafka/client.js';
+import { createPolicyActivities } from '../policy/activities.js';
 import { projectPath, READY_LINE, stackSettings } from '../infra/settings.js';
-import { GenerateBatcher } from './engine/batcher.js';
+import { GenerateBatcher } from '../infra/engine/batcher.js';
 import { instrumentActivities } from './metrics/activities.js';
 import { MeteredEngineClient, observeBatcherQueue, recordBatch } from './metrics/engine.js';
 import { createEngineMetrics, createWorkerMetrics } from './metrics/workerMetrics.js';
@@ -49,7 +50,7 @@ const worker = await Worker.create({
   namespace: s.namespace,
   taskQueue,
   interceptors: { activity: [heartbeatWhileRunning] },
-  activities: instrumentActivities({ ...createAgentTurnActivities(deps), ...createUpdateActivities({ ...deps, kafka }) }, metrics),
+  activities: instrumentActivities({ ...createPolicyActivities(deps), ...createAgentTurnActivities(deps), ...createUpdateActivities({ ...deps, kafka }) }, metrics),
   maxConcurrentActivityTaskExecutions: 16,
 });
 const metricsServer = await startMetricsEndpoint(metricsPort, metrics.registry);

@@ -4,7 +4,7 @@
 // with the episode's events (publishEpisode); only small summaries stay in history.
 import type { CandidateText } from '../activities/agentTurn.js';
 import type { TrajectoryRecord } from '../activities/records.js';
-import { policiesOf, policyOfAgent } from '../configs/policies.js';
+import { policiesOf, policyOfAgent } from '../policy/spec.js';
 import { agentByName, type RunConfig } from '../configs/schema.js';
 import { advantageInputs, groupKeyOf } from '../domain/atgrpo.js';
 import { playEpisode } from '../domain/episodeLoop.js';
@@ -12,7 +12,7 @@ import { envelopes, episodeSetup, type TandemEvent } from '../domain/events.js';
 import { episodeStream, samplingSeed } from '../domain/ids.js';
 import { mean, type EpisodeSummary } from '../domain/summaries.js';
 import { envOf } from '../envs/index.js';
-import { policyRef } from './policyRef.js';
+import { policyRef } from '../policy/ref.js';
 import { cpu, policyActivities, scoring } from './proxies.js';
 
 export interface EpisodeInput {

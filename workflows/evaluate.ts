@@ -4,15 +4,16 @@
 // event on the evaluation's own stream. Started by a training run (before training, every
 // val_freq iterations, after the last) or on demand by `tandem eval`.
 import { ApplicationFailure, executeChild, workflowInfo } from '@temporalio/workflow';
-import { policiesOf, trainable } from '../configs/policies.js';
-import { formatIssues, parseRunConfig, type RunConfig } from '../configs/schema.js';
+import { policiesOf, trainable } from '../policy/spec.js';
+import { checkRunConfig } from '../configs/check.js';
+import { formatIssues, type RunConfig } from '../configs/schema.js';
 import { envelopes, type EvaluationResult } from '../domain/events.js';
 import { evaluationEpisodeIdOf, evaluationStream } from '../domain/ids.js';
 import { summariseEvaluation } from '../domain/summaries.js';
 import { seedRange } from '../envs/puzzle/seeds.js';
 import { episode } from './episode.js';
 import { inWindow } from './inWindow.js';
-import { policyRef } from './policyRef.js';
+import { policyRef } from '../policy/ref.js';
 import { cpu, policyActivities } from './proxies.js';
 
 export interface EvaluateInput {
@@ -32,7 +33,7 @@ export interface EvaluateInput {
 }
 
 export async function evaluate(input: EvaluateInput): Promise<EvaluationResult> {
-  const parsed = parseRunConfig(input?.config);
+  const parsed = checkRunConfig(input?.config);
   if (!parsed.ok) {
     throw ApplicationFailure.nonRetryable(`invalid run config:\n${formatIssues(parsed.issues)}`, 'InvalidConfig', parsed.issues);
   }

@@ -5,8 +5,9 @@
 // every val_freq-th iteration and after the last. Signals pause, resume and stop it
 // (runLifecycle.ts); the progress query shows where it is. Continues as new when Temporal suggests it, carrying only RunState.
 import { ApplicationFailure, continueAsNew, executeChild, patched, setHandler, workflowInfo } from '@temporalio/workflow';
-import { policiesOf, trainable } from '../configs/policies.js';
-import { formatIssues, parseRunConfig } from '../configs/schema.js';
+import { policiesOf, trainable } from '../policy/spec.js';
+import { checkRunConfig } from '../configs/check.js';
+import { formatIssues } from '../configs/schema.js';
 import { planIteration } from '../domain/atgrpo.js';
 import { envelopes, type TandemEvent } from '../domain/events.js';
 import { episodeIdOf, evaluationIdOf, runStream } from '../domain/ids.js';
@@ -15,7 +16,7 @@ import { episode } from './episode.js';
 import { evaluate } from './evaluate.js';
 import { inWindow } from './inWindow.js';
 import { progressQuery, type EvaluationPoint, type IterationSummary, type RunProgress } from './messages.js';
-import { policyRef } from './policyRef.js';
+import { policyRef } from '../policy/ref.js';
 import { cpu, policyActivities } from './proxies.js';
 import { RunLifecycle, type LifecycleState } from './runLifecycle.js';
 
@@ -82,7 +83,7 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
     pausedSince: life.pausedSince,
   }));
 
-  const parsed = parseRunConfig(input?.config);
+  const parsed = checkRunConfig(input?.config);
   if (!parsed.ok) {
     throw ApplicationFailure.nonRetryable(`invalid run config:\n${formatIssues(parsed.issues)}`, 'InvalidConfig', parsed.issues);
   }

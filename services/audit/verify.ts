@@ -8,7 +8,8 @@
 import { asc, eq, like } from 'drizzle-orm';
 import type { NodePgDatabase } from 'drizzle-orm/node-postgres';
 import { createEnvActivities } from '../../activities/env.js';
-import { formatIssues, parseRunConfig, type RunConfig } from '../../configs/schema.js';
+import { checkRunConfig } from '../../configs/check.js';
+import { formatIssues, type RunConfig } from '../../configs/schema.js';
 import { episodeSetup, type TandemEvent } from '../../domain/events.js';
 import { episodeOfStream, episodeStream, iterationEpisodesPrefix, runStream, updateStream } from '../../domain/ids.js';
 import { readEvent } from '../../domain/upcast.js';
@@ -43,7 +44,7 @@ async function loadStream(db: NodePgDatabase, stream: string): Promise<StoredStr
 function runConfigOf(run: StoredStream, runId: string): RunConfig | null | string {
   const started = run.events.find((e) => e.type === 'RunStarted');
   if (!started) return null;
-  const parsed = parseRunConfig(started.config);
+  const parsed = checkRunConfig(started.config);
   return parsed.ok ? parsed.config : `run ${runId}: the recorded config no longer parses:\n${formatIssues(parsed.issues)}`;
 }
 

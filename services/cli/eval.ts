@@ -5,7 +5,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadRunConfig } from '../../configs/load.js';
-import { policiesOf, trainable } from '../../configs/policies.js';
+import { policiesOf, trainable } from '../../policy/spec.js';
 import { formatIssues, type RunConfig } from '../../configs/schema.js';
 import type { EvaluationResult } from '../../domain/events.js';
 import { CPU_QUEUE, projectPath } from '../../infra/settings.js';

@@ -2,8 +2,8 @@
 // batcher's per-batch counts, and gauges of its queue.
 import type { Registry } from 'prom-client';
 import { Gauge } from 'prom-client';
-import type { BatchStats, GenerateBatcher } from '../engine/batcher.js';
-import { EngineClient } from '../engine/client.js';
+import type { BatchStats, GenerateBatcher } from '../../infra/engine/batcher.js';
+import { EngineClient } from '../../infra/engine/client.js';
 import type { EngineMetrics } from './workerMetrics.js';
 
 export class MeteredEngineClient extends EngineClient {

@@ -15,14 +15,14 @@ import { createPublishActivities } from '../../activities/publish.js';
 import type { TrajectoryRecord } from '../../activities/records.js';
 import { createUpdateActivities, type UpdateSummary } from '../../activities/updatePolicy.js';
 import { loadRunConfig } from '../../configs/load.js';
-import { policiesOf, trainable } from '../../configs/policies.js';
+import { policiesOf, trainable } from '../../policy/spec.js';
 import type { EventEnvelope } from '../../domain/events.js';
 import { lazyProducer } from '../../infra/kafka/client.js';
 import { readBatch } from '../../infra/kafka/readBatch.js';
 import { TOPICS } from '../../infra/settings.js';
-import { GenerateBatcher } from '../../services/engine/batcher.js';
-import { EngineClient } from '../../services/engine/client.js';
-import { policyRef } from '../../workflows/policyRef.js';
+import { GenerateBatcher } from '../../infra/engine/batcher.js';
+import { EngineClient } from '../../infra/engine/client.js';
+import { policyRef } from '../../policy/ref.js';
 import { kafka } from '../support/stack.js';
 
 const K = 2;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { GenerateBatcher } from '../../services/engine/batcher.js';
-import type { EngineClient, GenerateRequest } from '../../services/engine/client.js';
+import { GenerateBatcher } from '../../infra/engine/batcher.js';
+import type { EngineClient, GenerateRequest } from '../../infra/engine/client.js';
 
 /** An engine stand-in that records each generate call and echoes one sample per request. */
 function fakeEngine(fail = false) {

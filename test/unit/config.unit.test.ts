@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { loadRunConfig } from '../../configs/load.js';
-import { policiesOf } from '../../configs/policies.js';
-import { parseRunConfig } from '../../configs/schema.js';
+import { policiesOf } from '../../policy/spec.js';
+import { checkRunConfig } from '../../configs/check.js';
 import { tandemThroughSlowPipes } from '../support/slowPipes.js';
 
 const SKELETON = 'configs/planpath/planpath_L1_prompt.yaml';
@@ -62,7 +62,7 @@ test('a malformed override is an error, not an exception', () => {
 });
 
 test('non-object input is rejected with a root error', () => {
-  const r = parseRunConfig(42);
+  const r = checkRunConfig(42);
   assert.ok(!r.ok);
   assert.equal(r.issues[0].path, '(root)');
 });

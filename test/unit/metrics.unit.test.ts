@@ -2,8 +2,8 @@
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
-import { GenerateBatcher } from '../../services/engine/batcher.js';
-import type { EngineClient, GenerateRequest } from '../../services/engine/client.js';
+import { GenerateBatcher } from '../../infra/engine/batcher.js';
+import type { EngineClient, GenerateRequest } from '../../infra/engine/client.js';
 import { instrumentActivities } from '../../services/metrics/activities.js';
 import { observeBatcherQueue, recordBatch } from '../../services/metrics/engine.js';
 import { serveMetrics } from '../../services/metrics/server.js';

@@ -5,7 +5,7 @@
 //   full   (L3): each base model is trained whole by the agents naming it
 // An agent's own `specialization` overrides the run's, so levels can be mixed.
 // Pure: workflows use it.
-import type { ConfigIssue, RunConfig } from './schema.js';
+import type { ConfigIssue, RunConfig } from '../configs/schema.js';
 
 export interface LoraSpec {
   rank: number;
