@@ -5,7 +5,7 @@
 import { performance } from 'node:perf_hooks';
 import { cpus } from 'node:os';
 import { formatAction, hanabi, legalActions, newGame, step, type HanabiOptions, type HanabiState } from '../envs/hanabi/index.js';
-import { mulberry32, randomInt } from '../envs/rng.js';
+import { mulberry32, randomInt } from '../envs/shared/rng.js';
 
 const SECONDS = Number(process.argv[2] ?? 1);
 const SETTINGS: [string, HanabiOptions][] = [

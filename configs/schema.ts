@@ -153,7 +153,7 @@ const trainingSchema = z
     // before training, every val_freq iterations and after the last (0: never during training).
     validate_sample_num: z.number().int().min(1).default(1),
     val_freq: z.number().int().min(0).default(10),
-    // Tandem: how many held-out problems an evaluation plays (validation seeds, envs/puzzle/seeds.ts).
+    // Tandem: how many held-out problems an evaluation plays (validation seeds, envs/shared/seeds.ts).
     val_problems: z.number().int().min(1).default(16),
     max_prompt_length: z.number().int().min(16).default(2048),
     max_response_length: z.number().int().min(1).default(256),

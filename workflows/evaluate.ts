@@ -10,7 +10,7 @@ import { formatIssues, type RunConfig } from '../configs/schema.js';
 import { envelopes, type EvaluationResult } from '../domain/events.js';
 import { evaluationEpisodeIdOf, evaluationStream } from '../domain/ids.js';
 import { summariseEvaluation } from '../domain/summaries.js';
-import { seedRange } from '../envs/puzzle/seeds.js';
+import { seedRange } from '../envs/shared/seeds.js';
 import { episode } from './episode.js';
 import { inWindow } from './inWindow.js';
 import { policyRef } from '../policy/ref.js';

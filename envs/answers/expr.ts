@@ -9,7 +9,7 @@
 // (expr) | {expr} | |expr| | \frac{a}{b} | \sqrt[n]{x} | \binom{n}{k}.
 // Implicit multiplication: "2x", "2\pi", "3\sqrt{2}", "(x+1)(x-1)", "xy" (= x*y); a number never
 // multiplies implicitly ("2 3" is an error). Words split into known names or single letters.
-import { mulberry32 } from '../rng.js';
+import { mulberry32 } from '../shared/rng.js';
 import {
   absNum,
   add,

@@ -25,7 +25,7 @@
 // Termination (the reference): after the test generator's turn, when there is a program and it
 // passes every generated case (the new one included; valid or not). Otherwise the episode runs
 // env.max_turns turns. `solved` is "the current program passes every ground-truth test".
-import { extractCode } from '../puzzle/text.js';
+import { extractCode } from '../shared/text.js';
 import type { ChatMessage, EnvDefinition, ProgramRun, Scored, TurnContext } from '../types.js';
 import { buildHarness, readHarnessReport, type CaseResult, type HarnessCase } from './harness.js';
 import { extractTestCase, formatTestCase } from './parse.js';

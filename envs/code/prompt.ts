@@ -1,6 +1,6 @@
 // Prompts of the code environment's two roles. The ground-truth tests, the golden solution and
 // the validity of generated cases are never shown. Pure: no I/O.
-import { clip } from '../puzzle/text.js';
+import { clip } from '../shared/text.js';
 import type { ChatMessage } from '../types.js';
 import type { CodeOnTest, CodeState, GeneratedTest } from './types.js';
 

@@ -25,7 +25,7 @@
 //   positive ("this is red") and the negative ("this is not red") information.
 // - Invalid or illegal actions (see forfeit): the turn is forfeited and nothing else changes;
 //   the forfeited turn still counts as that player's turn in the final round.
-import { mulberry32, randomInt } from '../rng.js';
+import { mulberry32, randomInt } from '../shared/rng.js';
 
 export const COLOR_LETTERS = ['R', 'Y', 'G', 'W', 'B'] as const;
 export const COLOR_NAMES = ['red', 'yellow', 'green', 'white', 'blue'] as const;

@@ -20,7 +20,7 @@
 // time: [the code's answer is correct] (its K candidates all share one state, so a term about the
 // later reasoner could not separate them anyway). With alpha = 1: tool 2 / 0 / -1, reasoner 3 / 0.
 import { answersEqual, extractAnswer, extractOutputAnswer } from '../answers/index.js';
-import { clip, extractCode } from '../puzzle/text.js';
+import { clip, extractCode } from '../shared/text.js';
 import type { EnvDefinition, ProgramRun, Scored } from '../types.js';
 import { maxTurnsOf, problemFor } from './problems.js';
 import { reasonerPrompt, toolPrompt } from './prompt.js';

@@ -11,7 +11,7 @@
 //   percent   "12.5%" (a decimal followed by %)
 //   number    a terminating value as a decimal, any other as a fraction
 import { add, div, formatDecimal, formatRational, mul, rational, toFloat, type Num } from '../answers/num.js';
-import { mulberry32, randomInt } from '../rng.js';
+import { mulberry32, randomInt } from '../shared/rng.js';
 import type { MathProblem } from './types.js';
 
 export type AnswerFormat = 'integer' | 'fraction' | 'decimal' | 'percent' | 'number';

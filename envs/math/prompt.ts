@@ -3,7 +3,7 @@
 // In later turns both see every earlier turn of both agents and are asked to select (adopt the
 // answer they trust, their own or the other agent's) or refine. Played alone (no tool agent in
 // the episode), the reasoner is asked to solve the problem by itself. Pure.
-import { clip } from '../puzzle/text.js';
+import { clip } from '../shared/text.js';
 import type { ChatMessage } from '../types.js';
 import type { MathReasoningEntry, MathState, MathToolEntry } from './state.js';
 

@@ -32,7 +32,7 @@
 // reward rate.
 import { answersEqual, extractAnswer } from '../answers/index.js';
 import { maxTurnsOf, problemFor } from '../math/problems.js';
-import { clip } from '../puzzle/text.js';
+import { clip } from '../shared/text.js';
 import type { EnvDefinition, Scored } from '../types.js';
 import { mathRefinePrompt } from './prompt.js';
 import { MATHREFINE_AGENTS, type MathRefineOptions, type MathRefineRole, type MathRefineState } from './state.js';

@@ -4,7 +4,7 @@
 //   evaluator_critique    sees the problem + every solution and critique so far, judges the latest
 //   generator_refinement  sees the problem + every solution and critique so far, refines the latest
 // A role asked to act out of turn (see the definition) is told to pass. Pure.
-import { clip } from '../puzzle/text.js';
+import { clip } from '../shared/text.js';
 import type { ChatMessage } from '../types.js';
 import type { MathRefineEntry, MathRefineRole, MathRefineState } from './state.js';
 

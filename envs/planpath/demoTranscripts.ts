@@ -2,7 +2,7 @@
 // agents and of the plan agent alone (L0), answered with moves that are right about half the
 // time. RL then has rewards that differ within a group to learn from. Pure and seeded.
 import type { ChatMessage } from '../types.js';
-import { mulberry32, randomInt } from '../rng.js';
+import { mulberry32, randomInt } from '../shared/rng.js';
 import { bfsShortestPath, generate } from './grid.js';
 import { buildPrompt } from './roles.js';
 

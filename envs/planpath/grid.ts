@@ -4,7 +4,7 @@
 // failure penalty when the step budget runs out.
 import type { Move } from '../types.js';
 import { moveDelta } from '../puzzle/moves.js';
-import { mulberry32, randomInt } from '../rng.js';
+import { mulberry32, randomInt } from '../shared/rng.js';
 
 export type Coord = [row: number, col: number];
 

@@ -15,7 +15,7 @@ import type { Puzzle, PuzzleText, ToolResult as PuzzleToolResult } from '../puzz
 import type { ChatMessage } from '../types.js';
 import { applyMoves, bfsShortestPath, render, type MoveResult, type PlanPathState } from './grid.js';
 
-export { extractCode } from '../puzzle/text.js';
+export { extractCode } from '../shared/text.js';
 export type { ToolExecution } from '../puzzle/roles.js';
 
 export const PLANPATH_AGENTS = PUZZLE_AGENTS;

@@ -1,7 +1,7 @@
 // A puzzle played by the two roles, as an EnvDefinition.
 import type { EnvDefinition, ProgramRun, Scored } from '../types.js';
 import { buildPuzzlePrompt, parsePuzzleAnswer, PUZZLE_AGENTS, scorePlan, scoreTool, type PuzzleScore } from './roles.js';
-import { extractCode } from './text.js';
+import { extractCode } from '../shared/text.js';
 import type { Puzzle, PuzzleStatus, ToolResult } from './types.js';
 
 /**

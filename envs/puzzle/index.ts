@@ -1,5 +1,5 @@
 // Public API of the generic puzzle module: a single-player puzzle played by the PettingLLMs
-// roles tool_call_agent and plan_agent, the shared answer parsers, and the seed splits.
+// roles tool_call_agent and plan_agent, and the move parsers.
 export { puzzleEnv } from './definition.js';
 export { MAX_MOVES, countMoves, moveDelta, parseMoveAnswer, parseMoveList } from './moves.js';
 export {
@@ -16,6 +16,4 @@ export {
   type PuzzleScore,
   type ToolExecution,
 } from './roles.js';
-export { SEED_RANGES, seedRange, splitOfSeed, type SeedSplit } from './seeds.js';
-export { clip, closingBracket, extractCode, firstLine, textAfterAnchor } from './text.js';
 export type { Puzzle, PuzzleStatus, PuzzleStep, PuzzleText, ToolResult } from './types.js';

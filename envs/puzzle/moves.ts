@@ -1,7 +1,7 @@
 // The move-list parser shared by the grid puzzles (Plan-Path, Sokoban): U/D/L/R moves as
 // models write them. Pure; never throws.
 import type { Move } from '../types.js';
-import { closingBracket, firstLine, textAfterAnchor } from './text.js';
+import { closingBracket, firstLine, textAfterAnchor } from '../shared/text.js';
 
 /** Longest parsed move list; the rest is dropped. */
 export const MAX_MOVES = 200;

@@ -6,7 +6,7 @@
 // This module holds their prompts and rewards (reward = local + alpha * global, global = 1
 // when the puzzle is solved); the puzzle supplies the rest (types.ts). Pure: no I/O.
 import type { ChatMessage } from '../types.js';
-import { clip, textAfterAnchor } from './text.js';
+import { clip, textAfterAnchor } from '../shared/text.js';
 import type { Puzzle, PuzzleStatus, PuzzleStep, PuzzleText, ToolResult } from './types.js';
 
 export const PUZZLE_AGENTS = ['tool_call_agent', 'plan_agent'] as const;

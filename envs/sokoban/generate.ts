@@ -6,7 +6,7 @@
 // displacement times the number of box switches, as the reference) and every box off its
 // target is kept; the player then wanders up to 3 steps so that it does not always stand next
 // to a box. Pure.
-import { mulberry32, randomInt } from '../rng.js';
+import { mulberry32, randomInt } from '../shared/rng.js';
 import { DEFAULT_MAX_STEPS, initialState, type Coord, type SokobanState } from './room.js';
 
 export interface SokobanOptions {

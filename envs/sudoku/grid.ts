@@ -13,7 +13,7 @@
 //   given     -0.1 per given answered with another number (the given is kept)
 //   malformed -1 when the answer is not an N x N grid of numbers 0..N (the grid is unchanged)
 //   win       +1 when the grid is complete and valid (the episode ends, solved)
-import { mulberry32, randomInt } from '../rng.js';
+import { mulberry32, randomInt } from '../shared/rng.js';
 
 export interface SudokuState {
   size: number;

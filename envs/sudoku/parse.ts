@@ -5,7 +5,7 @@
 // Numbers may be quoted; runs of digits are read digit by digit ("1234" is four cells, all
 // sizes being at most 9). 0, '.', '_', None and null mean an empty cell; any other entry is
 // unreadable (-1), which makes the grid malformed. Never throws.
-import { closingBracket } from '../puzzle/text.js';
+import { closingBracket } from '../shared/text.js';
 
 /** Rows of cell values; 0 = empty, -1 = unreadable. Shape is not checked here. */
 export type SudokuAnswer = number[][];

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { and, eq, like } from 'drizzle-orm';
 import { events } from '../../infra/db/schema.js';
-import { SEED_RANGES } from '../../envs/puzzle/seeds.js';
+import { SEED_RANGES } from '../../envs/shared/seeds.js';
 import type { RunProgress } from '../../workflows/messages.js';
 import { eventually } from '../support/eventually.js';
 import { database, settings, temporal } from '../support/stack.js';

@@ -3,7 +3,7 @@
 // printed, so a failing schedule can be replayed with TANDEM_FAULT_SEED=<seed>.
 import { readFileSync } from 'node:fs';
 import type { WorkflowHandle } from '@temporalio/client';
-import { mulberry32 } from '../../envs/rng.js';
+import { mulberry32 } from '../../envs/shared/rng.js';
 import { stackUp } from '../../infra/stack.js';
 import { childPids, servicePid } from './processes.js';
 

@@ -15,7 +15,7 @@ import {
   parseExpression,
   rational,
 } from '../../envs/answers/index.js';
-import { mulberry32, randomInt } from '../../envs/rng.js';
+import { mulberry32, randomInt } from '../../envs/shared/rng.js';
 
 // [given, reference, equal?, what it covers]
 const TABLE: [string, string, boolean, string][] = [

@@ -17,7 +17,7 @@ import {
   type MathState,
   type MathToolHandoff,
 } from '../../envs/math/index.js';
-import { mulberry32, randomInt } from '../../envs/rng.js';
+import { mulberry32, randomInt } from '../../envs/shared/rng.js';
 import type { ProgramRun } from '../../envs/types.js';
 
 const ok = (stdout: string): ProgramRun => ({ exitCode: 0, stdout, stderr: '', timedOut: false });

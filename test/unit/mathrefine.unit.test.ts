@@ -14,7 +14,7 @@ import {
   type MathRefineState,
   type Verdict,
 } from '../../envs/mathrefine/index.js';
-import { mulberry32, randomInt } from '../../envs/rng.js';
+import { mulberry32, randomInt } from '../../envs/shared/rng.js';
 
 const PROBLEM: MathProblem = { id: 'p', question: 'Compute 2^5 - 1.', answer: '31' };
 const fresh = (options: Partial<MathRefineOptions> = {}) => mathRefine.reset(0, { problems: [PROBLEM], ...options });

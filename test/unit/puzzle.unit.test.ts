@@ -4,19 +4,16 @@ import {
   FAILURE_REWARDS,
   MAX_MOVES,
   PUZZLE_AGENTS,
-  SEED_RANGES,
   buildPuzzlePrompt,
-  extractCode,
   parseMoveList,
   puzzleEnv,
-  seedRange,
-  splitOfSeed,
-  textAfterAnchor,
   type Puzzle,
   type PuzzleText,
   type ToolResult,
 } from '../../envs/puzzle/index.js';
-import { mulberry32, randomInt } from '../../envs/rng.js';
+import { mulberry32, randomInt } from '../../envs/shared/rng.js';
+import { SEED_RANGES, seedRange, splitOfSeed } from '../../envs/shared/seeds.js';
+import { extractCode, textAfterAnchor } from '../../envs/shared/text.js';
 import type { ProgramRun } from '../../envs/types.js';
 
 // A toy puzzle: reach `target` by adding the numbers of a list; overshooting ends the episode.

@@ -14,7 +14,7 @@ import {
   targetsOf,
   type SokobanState,
 } from '../../envs/sokoban/index.js';
-import { mulberry32, randomInt } from '../../envs/rng.js';
+import { mulberry32, randomInt } from '../../envs/shared/rng.js';
 
 const close = (actual: number, expected: number, message?: string) =>
   assert.ok(Math.abs(actual - expected) < 1e-9, `${message ?? ''} expected ${expected}, got ${actual}`);

@@ -20,7 +20,7 @@ import type { RunConfig } from '../../configs/schema.js';
 import { groupAdvantages } from '../../domain/atgrpo.js';
 import { resetMathRefine } from '../../envs/mathrefine/definition.js';
 import type { MathRefineState } from '../../envs/mathrefine/state.js';
-import { SEED_RANGES, seedRange } from '../../envs/puzzle/seeds.js';
+import { SEED_RANGES, seedRange } from '../../envs/shared/seeds.js';
 import { CPU_QUEUE } from '../../infra/settings.js';
 import { episode, type EpisodeInput } from '../../workflows/episode.js';
 import { evaluate } from '../../workflows/evaluate.js';

@@ -1,0 +1,71 @@
+// The rollout work of one iteration played in this one process, driving an engine directly: the
+// same episodes (planIteration), prompts, K, lengths and sampling seeds as the stack, the same
+// episodes in flight (rollout.episode_window), the same episode loop (domain/episodeLoop.ts) and
+// the same scoring (the CPU worker's scoreCandidates, sandbox included). What the stack adds on
+// top of this is orchestration: the ratio of the two is what it costs.
+import { createEnvActivities } from '../../activities/env.js';
+import type { RunConfig } from '../../configs/schema.js';
+import { planIteration } from '../../domain/atgrpo.js';
+import { playEpisode } from '../../domain/episodeLoop.js';
+import { episodeIdOf, samplingSeed } from '../../domain/ids.js';
+import { envOf } from '../../envs/index.js';
+import { GenerateBatcher } from '../../infra/engine/batcher.js';
+import { EngineClient } from '../../infra/engine/client.js';
+import { ensurePolicy } from '../../policy/activities.js';
+import { engineKey, policyRef } from '../../policy/ref.js';
+import { agentByName } from '../../configs/schema.js';
+import { policiesOf, policyOfAgent } from '../../policy/spec.js';
+import { inWindow } from '../../workflows/inWindow.js';
+
+export interface RolloutFigures {
+  seconds: number;
+  generatedTokens: number;
+  turns: number;
+  /** Seconds the engine spent answering generate requests (one at a time: its busy time). */
+  engineSeconds: number;
+}
+
+/** Plays iteration 0 of `cfg` for run id `runId`; the engine's own data folder is `dataDir`. */
+export async function rolloutDirect(cfg: RunConfig, runId: string, dataDir: string): Promise<RolloutFigures> {
+  const engine = new EngineClient('cpu', () => {});
+  await engine.start();
+  let engineSeconds = 0;
+  // The policy worker's own batching, with its defaults (services/policy-worker.ts).
+  const batcher = new GenerateBatcher(engine, { windowMs: 20, maxTokens: 16384, onBatch: (b) => (engineSeconds += b.seconds) });
+  const env = createEnvActivities();
+  const policies = policiesOf(cfg);
+  const deps = { engine, device: 'cpu', dataDir };
+  for (const spec of policies.filter((p) => p.kind !== 'scripted')) await ensurePolicy(deps, policyRef(runId, spec, cfg), 0);
+  const planned = planIteration(cfg.algorithm, cfg.training.seed, 0, cfg.training.train_batch_size, cfg.training.train_sample_num);
+  const rules = { maxTurns: cfg.env.max_turns, turnOrder: cfg.multi_agent_interaction.turn_order, ifGreedy: cfg.rollout.if_greedy };
+  let generatedTokens = 0;
+  let turns = 0;
+  const t0 = performance.now();
+  await inWindow(planned.length, cfg.rollout.episode_window, async (j) => {
+    const episodeId = episodeIdOf(runId, 0, j);
+    const initial = await env.envReset({ env: cfg.env, seed: planned[j].problemSeed });
+    await playEpisode(envOf(cfg.env).def, rules, initial, {
+      act: async ({ turn, agent, prompt }) => {
+        const spec = policyOfAgent(policies, agent);
+        const sampling = agentByName(cfg, agent).train_llm_config;
+        const { samples } = await batcher.generate({
+          policy: engineKey(policyRef(runId, spec, cfg)),
+          version: 0,
+          messages: prompt,
+          n: planned[j].candidates,
+          ...sampling,
+          max_new_tokens: cfg.training.max_response_length,
+          stop: [],
+          seed: samplingSeed(episodeId, turn, agent),
+        });
+        turns++;
+        generatedTokens += samples.reduce((n, s) => n + s.response_ids.length, 0);
+        return samples;
+      },
+      score: ({ agent, state }, texts) => env.scoreCandidates({ env: cfg.env, agent, state, texts, alpha: cfg.alpha }),
+    });
+  });
+  const seconds = (performance.now() - t0) / 1000;
+  await engine.stop();
+  return { seconds, generatedTokens, turns, engineSeconds };
+}

@@ -1,0 +1,49 @@
+// Rollout at engine speed? The same rollout work (one iteration of a config: its problems, K,
+// lengths, sampling seeds and episodes in flight) (a) through the stack and (b) in one process
+// driving an engine directly (direct.ts), with the same torch thread count, side by side.
+//   node --import tsx bench/rollout/run.ts [--quick] [--config FILE] [key=value ...]
+// Needs a running stack (`npx tandem stack up`; the TANDEM_* settings choose which) and root
+// (the sandbox). Default config: the quickstart's (configs/planpath/planpath_L1_prompt.yaml);
+// for mixed adapters pass --config configs/planpath/planpath_L2_lora.yaml. --quick: 4 problems.
+// The last line is exactly `ratio stack/engine tokens/s: X.XX`.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadRunConfig } from '../../configs/load.js';
+import { temporalClient } from '../../services/cli/temporal.js';
+import { rolloutDirect } from './direct.js';
+import { rolloutThroughStack } from './stack.js';
+
+const argv = process.argv.slice(2);
+const at = argv.indexOf('--config');
+const file = at >= 0 ? argv[at + 1] : 'configs/planpath/planpath_L1_prompt.yaml';
+const overrides = argv.filter((a, i) => a.includes('=') && argv[i - 1] !== '--config');
+const quick = argv.includes('--quick');
+const loaded = loadRunConfig(file, ['training.total_training_steps=1', 'training.val_freq=0', ...(quick ? ['training.train_batch_size=4'] : []), ...overrides]);
+if (!loaded.ok) throw new Error(`${file}: ${JSON.stringify(loaded.issues)}`);
+const cfg = loaded.config;
+
+const pct = (xs: number[], q: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? s[Math.min(s.length - 1, Math.floor(q * s.length))] : NaN;
+};
+const f = (x: number, d = 1) => x.toFixed(d);
+
+const runId = `bench-rollout-${Date.now()}`;
+const client = await temporalClient();
+const stack = await rolloutThroughStack(client, cfg, runId);
+// The same run id: the same episode ids, hence the same sampling seeds.
+const scratch = mkdtempSync(join(tmpdir(), 'tandem-bench-rollout-'));
+const direct = await rolloutDirect(cfg, runId, scratch);
+rmSync(scratch, { recursive: true, force: true });
+await client.connection.close();
+
+const tps = (r: { generatedTokens: number; seconds: number }) => r.generatedTokens / r.seconds;
+console.log(`machine: ${cpus().length} x ${cpus()[0]?.model}; torch threads ${process.env.TANDEM_TORCH_THREADS ?? '(torch default)'}`);
+console.log(`config: ${file} ${overrides.join(' ')}; ${cfg.training.train_batch_size} problems, K ${cfg.training.train_sample_num}, max_response_length ${cfg.training.max_response_length}, episode_window ${cfg.rollout.episode_window}`);
+for (const [name, r] of [['stack', stack], ['engine', direct]] as const) {
+  console.log(`${name.padEnd(6)}: ${r.generatedTokens} tokens in ${f(r.seconds)} s = ${f(tps(r))} tokens/s; ${r.turns} agent turns; engine busy ${f((100 * r.engineSeconds) / r.seconds, 0)}%`);
+}
+console.log(`stack, per agent turn: scheduled -> started p50 ${f(pct(stack.dispatchMs, 0.5), 0)} ms, p95 ${f(pct(stack.dispatchMs, 0.95), 0)} ms; previous turn's result -> next turn started (scoring excluded) p50 ${f(pct(stack.betweenTurnsMs, 0.5), 0)} ms, p95 ${f(pct(stack.betweenTurnsMs, 0.95), 0)} ms`);
+console.log(`stack CPU seconds during the rollout: ${Object.entries(stack.cpuSeconds).map(([n, s]) => `${n} ${f(s)}`).join(', ')}`);
+console.log(`ratio stack/engine tokens/s: ${(tps(stack) / tps(direct)).toFixed(2)}`);
