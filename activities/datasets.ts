@@ -1,20 +1,21 @@
-// The problem files of data-backed environments (math, math_refine, code), read once per
-// worker and kept in memory: envReset attaches the rows to the env's options, so they never
-// travel through workflow history (only each episode's own problem does, in its state).
+// The problem files of data-backed environments (env.dataset: math, math_refine, code), read once
+// per worker (infra/data) with the environment's own row mapping (envs/<env>/config.ts) and kept
+// in memory: envReset attaches the rows to the env's options, so they never travel through
+// workflow history (only each episode's own problem does, in its state).
 import { ApplicationFailure, log } from '@temporalio/activity';
-import type { RunConfig } from '../configs/schema.js';
+import { problemRows, type EnvConfig } from '../envs/index.js';
+import { BadRowError, loadRows, type Loaded } from '../infra/data/load.js';
 import { projectPath } from '../infra/settings.js';
-import { BadRowError, loadCodeProblems, loadMathProblems, type Loaded } from './data/index.js';
 
 const cache = new Map<string, Promise<unknown[]>>();
 
 /** The problems of the env's dataset, or undefined when it has none (the env generates them). */
-export async function datasetProblems(env: RunConfig['env']): Promise<unknown[] | undefined> {
+export async function datasetProblems(env: EnvConfig): Promise<unknown[] | undefined> {
   if (!('dataset' in env) || env.dataset === undefined) return undefined;
-  const key = JSON.stringify([env.name === 'code' ? 'code' : 'math', env.dataset]);
+  const key = JSON.stringify([env.name, env.dataset]);
   let problems = cache.get(key);
   if (!problems) {
-    problems = load(env).catch((err) => {
+    problems = load(env, env.dataset).catch((err) => {
       cache.delete(key);
       throw err;
     });
@@ -23,16 +24,10 @@ export async function datasetProblems(env: RunConfig['env']): Promise<unknown[] 
   return problems;
 }
 
-async function load(env: RunConfig['env']): Promise<unknown[]> {
-  if (!('dataset' in env) || env.dataset === undefined) return [];
-  const d = env.dataset;
-  const path = projectPath(d.path);
+async function load(env: EnvConfig, d: { path: string; on_bad_row: 'skip' | 'fail'; limit?: number }): Promise<unknown[]> {
   let loaded: Loaded<unknown>;
   try {
-    loaded =
-      env.name === 'code' && 'format' in d
-        ? await loadCodeProblems(path, { onBadRow: d.on_bad_row, limit: d.limit, format: d.format, maxTests: d.max_tests, maxTestChars: d.max_test_chars })
-        : await loadMathProblems(path, { onBadRow: d.on_bad_row, limit: d.limit });
+    loaded = await loadRows(projectPath(d.path), problemRows(env)!, { onBadRow: d.on_bad_row, limit: d.limit });
   } catch (err) {
     // A bad file is the config's problem: retrying cannot help.
     const type = err instanceof BadRowError ? 'BadDataRow' : 'BadDataset';

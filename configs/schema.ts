@@ -6,7 +6,7 @@
 //
 // This module is pure (no I/O): workflows import it to validate their input.
 import { z } from 'zod';
-import { envOf } from '../envs/index.js';
+import { ENV_CONFIGS, envOf } from '../envs/index.js';
 
 export interface ConfigIssue {
   path: string;
@@ -43,105 +43,10 @@ const baseModelSchema = z.strictObject({
   scripted: z.boolean().default(false),
 });
 
-// env.*: `name` picks the environment; each has its own options besides the common ones.
-const envCommon = {
-  benchmark: z.string().optional(),
-  // Episode length in turns; in each turn every agent of turn_order acts once.
-  max_turns: z.number().int().min(1).default(4),
-  // Tandem: wall-clock limit for running a tool agent's code.
-  code_timeout_s: z.number().positive().default(5),
-};
-
-const planPathEnvSchema = z.strictObject({
-  name: z.literal('plan_path'),
-  ...envCommon,
-  map_size: z.number().int().min(3).max(32).default(5),
-  // Tandem: fraction of blocked cells (the reference generates ~22%).
-  blocked_ratio: z.number().min(0).max(0.6).default(0.22),
-});
-
-const sokobanEnvSchema = z.strictObject({
-  name: z.literal('sokoban'),
-  ...envCommon,
-  // Side of the square room, outer walls included (the reference's scripts use 6).
-  map_size: z.number().int().min(5).max(16).default(6),
-  // Tandem: boxes (and targets), the depth of the reverse-play generation, and the move budget.
-  boxes: z.number().int().min(1).max(4).default(1),
-  reverse_steps: z.number().int().min(1).max(1000).default(25),
-  max_steps: z.number().int().min(1).default(200),
-});
-
-const sudokuEnvSchema = z.strictObject({
-  name: z.literal('sudoku'),
-  ...envCommon,
-  // 4 (2x2 boxes, the reference's scripts), 6 (2x3), 8 (2x4) or 9 (3x3).
-  map_size: z.union([z.literal(4), z.literal(6), z.literal(8), z.literal(9)]).default(4),
-  // Tandem: at most this many empty cells; unset: as many as a unique solution allows.
-  holes: z.number().int().min(1).optional(),
-});
-
-// A problem file (JSON Lines or Parquet) for the math and code environments.
-const datasetSchema = z.strictObject({
-  // Relative paths resolve against the project root.
-  path: z.string().min(1),
-  // A malformed row is reported with file and line, then skipped, or fails the run.
-  on_bad_row: z.enum(['skip', 'fail']).default('skip'),
-  // Read at most this many problems.
-  limit: z.number().int().min(1).optional(),
-});
-
-const mathCommon = {
-  ...envCommon,
-  // The reference lets the tool agent's code run for 20 s.
-  code_timeout_s: z.number().positive().default(20),
-  // The project's own generator, restricted to these templates (when no dataset is given).
-  templates: z.array(z.string().min(1)).min(1).optional(),
-  // Problems {question, answer}; unset: the generator makes them.
-  dataset: datasetSchema.optional(),
-  // Held-out problems for evaluation; unset: evaluation draws validation seeds from `dataset`
-  // (seed mod size), which are not held out.
-  val_dataset: datasetSchema.optional(),
-};
-
-const mathEnvSchema = z.strictObject({ name: z.literal('math'), ...mathCommon });
-const mathRefineEnvSchema = z.strictObject({ name: z.literal('math_refine'), ...mathCommon });
-
-// APPS, CodeContests or Tandem rows.
-const codeDatasetSchema = datasetSchema.extend({
-  format: z.enum(['auto', 'apps', 'codecontests', 'tandem']).default('auto'),
-  // Hidden tests kept per problem, and their size cap (problems travel in workflow history).
-  max_tests: z.number().int().min(1).default(16),
-  max_test_chars: z.number().int().min(1).default(4096),
-});
-
-const codeEnvSchema = z.strictObject({
-  name: z.literal('code'),
-  ...envCommon,
-  max_turns: z.number().int().min(1).default(5),
-  // Unset: the project's own problems.
-  dataset: codeDatasetSchema.optional(),
-  // Held-out problems for evaluation; unset: as for math.
-  val_dataset: codeDatasetSchema.optional(),
-});
-
-const hanabiEnvSchema = z.strictObject({
-  name: z.literal('hanabi'),
-  ...envCommon,
-  players: z.number().int().min(2).max(5).default(2),
-  // full: 5 colours, ranks 1-5, 8 info tokens, 3 lives; small: 2 colours, 2 ranks, hand 3, 3 tokens.
-  preset: z.enum(['full', 'small']).default('full'),
-  colors: z.number().int().min(1).max(5).optional(),
-  ranks: z.number().int().min(1).max(5).optional(),
-  hand_size: z.number().int().min(1).optional(),
-  info_tokens: z.number().int().min(1).optional(),
-  lives: z.number().int().min(1).optional(),
-  // Losing the last life scores 0 (the standard rule); false keeps the fireworks.
-  zero_on_loss: z.boolean().default(true),
-});
-
-const ENV_SCHEMAS = [planPathEnvSchema, sokobanEnvSchema, sudokuEnvSchema, mathEnvSchema, mathRefineEnvSchema, codeEnvSchema, hanabiEnvSchema] as const;
-const envSchema = z.discriminatedUnion('name', ENV_SCHEMAS, {
-  error: () => `expected one of ${ENV_SCHEMAS.map((e) => e.shape.name.value).join(', ')}`,
+// env.*: `name` picks the environment; each has its own options (envs/<env>/config.ts) besides
+// the common ones (envs/shared/config.ts).
+const envSchema = z.discriminatedUnion('name', ENV_CONFIGS, {
+  error: () => `expected one of ${ENV_CONFIGS.map((e) => e.shape.name.value).join(', ')}`,
 });
 
 const trainingSchema = z

@@ -1,16 +1,30 @@
-// The environments a run can name in env.name, each with its options read from the config.
-// Pure: imported by workflow code.
-import type { RunConfig } from '../configs/schema.js';
-import { code, harnessLimitsFor } from './code/index.js';
-import { hanabi, hanabiOptionIssues, type HanabiOptions } from './hanabi/index.js';
-import { math, mathOptionIssues, type MathOptions } from './math/index.js';
-import { mathRefine } from './mathrefine/index.js';
-import { planPath } from './planpath/definition.js';
-import { sokoban } from './sokoban/definition.js';
-import { sudoku } from './sudoku/definition.js';
+// The registry: every environment a run can name in env.name, once. Each lives in its own folder
+// (envs/<env>/config.ts: its config section, definition, option mapping and problem-file rows);
+// configs/schema.ts builds the `env` section from ENV_CONFIGS. Adding an environment: its folder,
+// and one line here. Pure: imported by workflow code.
+import type { z } from 'zod';
+import { codeEnv } from './code/config.js';
+import { hanabiEnv } from './hanabi/config.js';
+import { mathEnv } from './math/config.js';
+import { mathRefineEnv } from './mathrefine/config.js';
+import { planPathEnv } from './planpath/config.js';
+import { seedRange } from './shared/seeds.js';
+import { sokobanEnv } from './sokoban/config.js';
+import { sudokuEnv } from './sudoku/config.js';
+import type { EnvModule } from './shared/config.js';
+import type { RowLocation, RowResult } from './shared/rows.js';
 import type { EnvDefinition } from './types.js';
 
-type EnvConfig = RunConfig['env'];
+const ENVS = [planPathEnv, sokobanEnv, sudokuEnv, mathEnv, mathRefineEnv, codeEnv, hanabiEnv] as const;
+
+// A generic mapped type keeps the tuple: z.discriminatedUnion needs one.
+type Configs<T extends readonly EnvModule<any>[]> = { -readonly [K in keyof T]: T[K] extends EnvModule<infer S> ? S : never };
+/** Each environment's config schema, in registry order: the members of the `env` union. */
+export const ENV_CONFIGS = ENVS.map((e) => e.config) as Configs<typeof ENVS>;
+/** The `env` section of a run config: one environment's options. */
+export type EnvConfig = z.output<(typeof ENVS)[number]['config']>;
+
+const moduleOf = (env: EnvConfig) => ENVS.find((e) => e.config.shape.name.value === env.name) as unknown as EnvModule;
 
 export interface ConfiguredEnv {
   def: EnvDefinition<unknown, unknown>;
@@ -20,38 +34,20 @@ export interface ConfiguredEnv {
 }
 
 export function envOf(env: EnvConfig): ConfiguredEnv {
-  switch (env.name) {
-    case 'plan_path':
-      return { def: planPath as EnvDefinition<unknown, unknown>, options: { mapSize: env.map_size, blockedRatio: env.blocked_ratio }, issues: [] };
-    case 'sokoban':
-      return {
-        def: sokoban as EnvDefinition<unknown, unknown>,
-        options: { size: env.map_size, boxes: env.boxes, reverseSteps: env.reverse_steps, maxSteps: env.max_steps },
-        issues: [],
-      };
-    case 'sudoku':
-      return { def: sudoku as EnvDefinition<unknown, unknown>, options: { size: env.map_size, holes: env.holes }, issues: [] };
-    case 'math':
-    case 'math_refine': {
-      // Dataset rows are attached by the envReset activity, which reads the file.
-      const options: MathOptions = { templates: env.templates, maxTurns: env.max_turns };
-      const def = env.name === 'math' ? math : mathRefine;
-      return { def: def as EnvDefinition<unknown, unknown>, options, issues: mathOptionIssues(options) };
-    }
-    case 'code':
-      return { def: code as EnvDefinition<unknown, unknown>, options: harnessLimitsFor(env.code_timeout_s), issues: [] };
-    case 'hanabi': {
-      const options: HanabiOptions = {
-        players: env.players,
-        preset: env.preset,
-        colors: env.colors,
-        ranks: env.ranks,
-        handSize: env.hand_size,
-        infoTokens: env.info_tokens,
-        lives: env.lives,
-        zeroOnLoss: env.zero_on_loss,
-      };
-      return { def: hanabi as EnvDefinition<unknown, unknown>, options, issues: hanabiOptionIssues(options) };
-    }
-  }
+  const m = moduleOf(env);
+  return { def: m.definition, ...m.options(env) };
 }
+
+/** The row mapper of a data-backed environment's problem file (env.dataset), or null. */
+export function problemRows(env: EnvConfig): ((row: Record<string, unknown>, where: RowLocation) => RowResult<{ id: string }>) | null {
+  const m = moduleOf(env);
+  return m.problemOf ? (row, where) => m.problemOf!(row, where, env) : null;
+}
+
+/** The env config an evaluation plays: a data-backed environment's held-out problems (val_dataset) when it has some. */
+export function heldOutEnv(env: EnvConfig): EnvConfig {
+  return 'val_dataset' in env && env.val_dataset !== undefined ? ({ ...env, dataset: env.val_dataset } as EnvConfig) : env;
+}
+
+/** The problem seed of an evaluation's j-th held-out problem (the validation range). */
+export const heldOutSeed = (j: number) => seedRange('validation', j);

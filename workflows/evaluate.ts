@@ -6,11 +6,11 @@
 import { ApplicationFailure, executeChild, workflowInfo } from '@temporalio/workflow';
 import { policiesOf, trainable } from '../policy/spec.js';
 import { checkRunConfig } from '../configs/check.js';
-import { formatIssues, type RunConfig } from '../configs/schema.js';
+import { formatIssues } from '../configs/schema.js';
 import { envelopes, type EvaluationResult } from '../domain/events.js';
 import { evaluationEpisodeIdOf, evaluationStream } from '../domain/ids.js';
 import { summariseEvaluation } from '../domain/summaries.js';
-import { seedRange } from '../envs/shared/seeds.js';
+import { heldOutEnv, heldOutSeed } from '../envs/index.js';
 import { episode } from './episode.js';
 import { inWindow } from './inWindow.js';
 import { policyRef } from '../policy/ref.js';
@@ -37,7 +37,8 @@ export async function evaluate(input: EvaluateInput): Promise<EvaluationResult> 
   if (!parsed.ok) {
     throw ApplicationFailure.nonRetryable(`invalid run config:\n${formatIssues(parsed.issues)}`, 'InvalidConfig', parsed.issues);
   }
-  const cfg = heldOut(parsed.config);
+  // Data-backed environments play their held-out problems (val_dataset) when they have some.
+  const cfg = { ...parsed.config, env: heldOutEnv(parsed.config.env) };
   const evalId = workflowInfo().workflowId;
   const versions = { ...input.versions };
   for (const spec of trainable(policiesOf(cfg))) {
@@ -55,7 +56,7 @@ export async function evaluate(input: EvaluateInput): Promise<EvaluationResult> 
           runId: input.runId,
           iteration: input.iteration ?? 0,
           episodeId: evaluationEpisodeIdOf(evalId, j),
-          problemSeed: seedRange('validation', Math.floor(j / repeats)),
+          problemSeed: heldOutSeed(Math.floor(j / repeats)),
           phase: 'eval' as const,
           candidates: 1,
           config: cfg,
@@ -73,10 +74,4 @@ export async function evaluate(input: EvaluateInput): Promise<EvaluationResult> 
     for (const spec of trainable(policiesOf(cfg))) await policyActivities(spec.taskQueue).releasePolicy(policyRef(evalId, spec, cfg, input.checkpointDirs?.[spec.name]));
   }
   return result;
-}
-
-/** The config an evaluation plays: data-backed envs read their held-out problems when they have some. */
-function heldOut(cfg: RunConfig): RunConfig {
-  if (!('val_dataset' in cfg.env) || cfg.env.val_dataset === undefined) return cfg;
-  return { ...cfg, env: { ...cfg.env, dataset: cfg.env.val_dataset } as RunConfig['env'] };
 }

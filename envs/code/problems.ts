@@ -1,6 +1,6 @@
 // The built-in problem set of the code environment: small stdin/stdout programming problems
 // written for Tandem (statements, golden solutions and hidden tests), for smoke runs, warm-up
-// and tests. Real training and evaluation sets come from files (activities/data/code.ts).
+// and tests. Real training and evaluation sets come from files (envs/code/dataset.ts).
 // test/unit/code.unit.test.ts runs every golden solution on its tests. Pure data: no I/O.
 import type { CodeProblem, CodeTest } from './types.js';
 

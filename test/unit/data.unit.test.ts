@@ -1,4 +1,5 @@
-// The data loaders (activities/data) on small fixture files: math and code rows in JSON Lines
+// Problem files on small fixture files, read as the worker reads them (infra/data's reader with
+// the environment's own row mapping, envs/<env>/dataset.ts): math and code rows in JSON Lines
 // and Parquet, field-name mappings, and bad rows reported by file and line (or Parquet row),
 // skipped and counted or fatal.
 import assert from 'node:assert/strict';
@@ -6,7 +7,30 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { BadRowError, describeLocation, loadCodeProblems, loadMathProblems, looksLikePython2, readRows } from '../../activities/data/index.js';
+import { codeProblemOf, looksLikePython2, type CodeRowOptions } from '../../envs/code/dataset.js';
+import type { CodeProblem } from '../../envs/code/types.js';
+import { mathProblemOf } from '../../envs/math/dataset.js';
+import { describeLocation } from '../../envs/shared/rows.js';
+import { BadRowError, loadRows, type LoadOptions } from '../../infra/data/load.js';
+import { readRows } from '../../infra/data/rows.js';
+
+const loadMathProblems = (path: string, options: LoadOptions = {}) => loadRows(path, mathProblemOf, options);
+
+/** Code problems, and how many tests the kept problems dropped (maxTests, maxTestChars). */
+async function loadCodeProblems(path: string, options: CodeRowOptions & LoadOptions = {}) {
+  const dropped = new WeakMap<CodeProblem, number>();
+  const loaded = await loadRows(
+    path,
+    (row, where) => {
+      const r = codeProblemOf(row, where, options);
+      if (!r.ok) return r;
+      dropped.set(r.item.problem, r.item.dropped);
+      return { ok: true, item: r.item.problem };
+    },
+    options,
+  );
+  return { ...loaded, testsDropped: loaded.items.reduce((n, p) => n + (dropped.get(p) ?? 0), 0) };
+}
 
 const FIX = 'test/fixtures/data';
 

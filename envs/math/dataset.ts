@@ -1,4 +1,5 @@
-// Math problem sets: rows with a question and a reference answer, mapped to MathProblem.
+// Math problem sets (math and math_refine): a file's rows, each with a question and a reference
+// answer, mapped to MathProblem. Pure: infra/data reads the file.
 //
 // Field names accepted (the first one present and non-empty wins):
 //   question: question | problem | Problem | prompt | input | query
@@ -11,10 +12,9 @@
 // what follows the last "####". Numbers are written in decimal. A row without a question or an
 // answer is a bad row.
 import { z } from 'zod';
-import { extractBoxed } from '../../envs/answers/index.js';
-import type { MathProblem } from '../../envs/math/types.js';
-import { fallbackId, loadRows, zodReason, type LoadOptions, type Loaded, type RowResult } from './load.js';
-import type { RowLocation } from './rows.js';
+import { extractBoxed } from '../answers/index.js';
+import { fallbackId, zodReason, type RowLocation, type RowResult } from '../shared/rows.js';
+import type { MathProblem } from './types.js';
 
 const scalar = z.union([z.string(), z.number(), z.bigint()]).transform((v) => String(v).trim());
 const chatMessage = z.object({ role: z.string(), content: z.string() });
@@ -69,9 +69,4 @@ export function mathProblemOf(row: Record<string, unknown>, where: RowLocation):
   const id = idName === undefined ? null : scalar.safeParse(row[idName]);
   if (id !== null && !id.success) return { ok: false, reason: `${idName}: ${zodReason(id.error)}` };
   return { ok: true, item: { id: id?.data ?? fallbackId(where), question: q.data, answer } };
-}
-
-/** Loads math problems from a JSON Lines or Parquet file. */
-export function loadMathProblems(path: string, options: LoadOptions = {}): Promise<Loaded<MathProblem>> {
-  return loadRows(path, mathProblemOf, options);
 }

@@ -1,8 +1,8 @@
 // Loading a data file into problems: each row is mapped (and checked) by a row mapper; a row
 // that cannot be used is a bad row, reported with its file and line (or Parquet row), and
 // either skipped (counted, with its reason) or fatal, by `onBadRow`.
-import type { z } from 'zod';
-import { describeLocation, readRows, type RowLocation } from './rows.js';
+import { describeLocation, type RowLocation, type RowResult } from '../../envs/shared/rows.js';
+import { readRows } from './rows.js';
 
 export type OnBadRow = 'skip' | 'fail';
 
@@ -31,22 +31,6 @@ export class BadRowError extends Error {
   constructor(readonly bad: BadRow) {
     super(`${describeLocation(bad)}: ${bad.reason}`);
   }
-}
-
-export type RowResult<T> = { ok: true; item: T } | { ok: false; reason: string };
-
-/** The issues of a failed zod parse as one line: "path: message; path: message". */
-export function zodReason(error: z.ZodError): string {
-  return error.issues
-    .slice(0, 5)
-    .map((i) => `${i.path.length > 0 ? i.path.join('.') : 'row'}: ${i.message}`)
-    .join('; ');
-}
-
-/** An id for a row without one: "<file name>:<line>" or "<file name>#<row>". */
-export function fallbackId(where: RowLocation): string {
-  const name = where.file.split(/[\\/]/).pop() ?? where.file;
-  return where.line !== undefined ? `${name}:${where.line}` : `${name}#${where.row}`;
 }
 
 /**

@@ -6,24 +6,11 @@ import { createReadStream } from 'node:fs';
 import { extname } from 'node:path';
 import { createInterface } from 'node:readline';
 import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects } from 'hyparquet';
-
-/** Where a row is: `line` for JSON Lines, `row` for Parquet (both 1-based). */
-export interface RowLocation {
-  file: string;
-  line?: number;
-  row?: number;
-}
+import { describeLocation, type RowLocation } from '../../envs/shared/rows.js';
 
 export type RawRow = { where: RowLocation; value: Record<string, unknown> } | { where: RowLocation; error: string };
 
 export type DataFormat = 'jsonl' | 'parquet';
-
-/** "data.jsonl:12" or "data.parquet row 12". */
-export function describeLocation(where: RowLocation): string {
-  if (where.line !== undefined) return `${where.file}:${where.line}`;
-  if (where.row !== undefined) return `${where.file} row ${where.row}`;
-  return where.file;
-}
 
 export function formatOf(path: string): DataFormat {
   const ext = extname(path).toLowerCase();

@@ -1,5 +1,6 @@
-// Code problem sets: APPS-style, CodeContests-style and Tandem rows, mapped to CodeProblem
-// (envs/code): a statement, input/output tests and a golden Python 3 solution.
+// Code problem sets: APPS-style, CodeContests-style and Tandem rows of a file, mapped to
+// CodeProblem: a statement, input/output tests and a golden Python 3 solution. Pure: infra/data
+// reads the file.
 //
 //   APPS:         question; input_output: JSON (string or object) {inputs, outputs[, fn_name]};
 //                 solutions: JSON list of Python programs (string or list); id from problem_id.
@@ -17,13 +18,12 @@
 // testsDropped): problems travel in the episode state, through Temporal's history, so they
 // must stay small.
 import { z } from 'zod';
-import type { CodeProblem, CodeTest } from '../../envs/code/types.js';
-import { fallbackId, loadRows, zodReason, type LoadOptions, type Loaded, type RowResult } from './load.js';
-import type { RowLocation } from './rows.js';
+import { fallbackId, zodReason, type RowLocation, type RowResult } from '../shared/rows.js';
+import type { CodeProblem, CodeTest } from './types.js';
 
 export type CodeRowFormat = 'auto' | 'apps' | 'codecontests' | 'tandem';
 
-export interface CodeLoadOptions extends LoadOptions {
+export interface CodeRowOptions {
   /** Row format; 'auto' (default) tells them apart by their fields. */
   format?: CodeRowFormat;
   /** Tests kept per problem (the first ones); default 16. */
@@ -32,11 +32,6 @@ export interface CodeLoadOptions extends LoadOptions {
   maxTestChars?: number;
   /** CodeContests: also use generated_tests (after the public and private ones); default false. */
   includeGeneratedTests?: boolean;
-}
-
-export interface LoadedCode extends Loaded<CodeProblem> {
-  /** Tests dropped by maxTests and maxTestChars, over all kept problems. */
-  testsDropped: number;
 }
 
 export const CODE_LOAD_DEFAULTS = Object.freeze({ maxTests: 16, maxTestChars: 4096 });
@@ -163,7 +158,7 @@ export function codeRowFormat(row: Record<string, unknown>): Exclude<CodeRowForm
 }
 
 /** A row as a CodeProblem, and how many of its tests were dropped. */
-export function codeProblemOf(row: Record<string, unknown>, where: RowLocation, options: CodeLoadOptions = {}): RowResult<{ problem: CodeProblem; dropped: number }> {
+export function codeProblemOf(row: Record<string, unknown>, where: RowLocation, options: CodeRowOptions = {}): RowResult<{ problem: CodeProblem; dropped: number }> {
   const format = options.format === undefined || options.format === 'auto' ? codeRowFormat(row) : options.format;
   if (format === null) return { ok: false, reason: 'unknown row format (expected APPS fields question/input_output, CodeContests fields description/*_tests, or Tandem fields statement/tests/golden)' };
   const draft = format === 'apps' ? appsDraft(row) : format === 'codecontests' ? codeContestsDraft(row, options.includeGeneratedTests ?? false) : tandemDraft(row);
@@ -177,20 +172,4 @@ export function codeProblemOf(row: Record<string, unknown>, where: RowLocation, 
   if (tests.length === 0) return { ok: false, reason: `${format}: every test is longer than ${maxChars} characters` };
   const golden = draft.golden.endsWith('\n') ? draft.golden : `${draft.golden}\n`;
   return { ok: true, item: { problem: { id: draft.id ?? fallbackId(where), statement: draft.statement, tests, golden }, dropped: draft.tests.length - tests.length } };
-}
-
-/** Loads code problems from a JSON Lines or Parquet file. */
-export async function loadCodeProblems(path: string, options: CodeLoadOptions = {}): Promise<LoadedCode> {
-  const dropped = new WeakMap<CodeProblem, number>();
-  const loaded = await loadRows(
-    path,
-    (row, where) => {
-      const r = codeProblemOf(row, where, options);
-      if (!r.ok) return r;
-      dropped.set(r.item.problem, r.item.dropped);
-      return { ok: true, item: r.item.problem };
-    },
-    options,
-  );
-  return { ...loaded, testsDropped: loaded.items.reduce((n, p) => n + (dropped.get(p) ?? 0), 0) };
 }
