@@ -1,17 +1,15 @@
 #!/usr/bin/env bash
-# The test command (README, .ci/run): set-up, unit tests, engine tests, then integration and
-# end-to-end tests against a fresh test stack (real Temporal, Kafka and Postgres) on its own
-# data folder and ports. The stack is taken down at the end, pass or fail.
+# The test command (README, .ci/run): set-up, then every tier. Integration and end-to-end tests
+# run against a fresh test stack (real Temporal, Kafka and Postgres) on its own data folder and
+# ports; the stack is taken down at the end, pass or fail.
+# Two lanes run side by side, since they share nothing: the tiers that need no stack (unit,
+# engine) and the tests that disrupt the stack (kill -9, stack down/up, engine restart: each
+# needs the stack to itself). Then the other integration and end-to-end tests, one file at a time.
+# Each lane's output is printed whole when it ends, runners' summary lines included.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 bash infra/setup.sh
-
-echo; echo "== unit tests"
-node --import tsx --test test/unit/*.unit.test.ts
-
-echo; echo "== engine tests (pytest)"
-.venv/bin/python -m pytest services/engine/tests -q
 
 source infra/test-env.sh
 echo; echo "== test stack in $TANDEM_DATA_DIR"
@@ -20,5 +18,31 @@ rm -rf "$TANDEM_DATA_DIR"
 trap 'node bin/tandem.js stack down || true' EXIT
 node bin/tandem.js stack up
 
+logs="$(mktemp -d)"
+disruptive=(test/e2e/faults.e2e.test.ts test/e2e/resume.e2e.test.ts test/integration/engine-restart.integration.test.ts)
+node_test() { node --import tsx --test --test-concurrency=1 --test-timeout=900000 "$@"; }
+(
+  echo "== unit tests"
+  node --import tsx --test test/unit/*.unit.test.ts
+  echo; echo "== engine tests (pytest)"
+  .venv/bin/python -m pytest services/engine/tests -q
+) > "$logs/no-stack.log" 2>&1 &
+no_stack=$!
+(
+  echo "== tests that disrupt the stack: ${disruptive[*]}"
+  node_test "${disruptive[@]}"
+) > "$logs/disruptive.log" 2>&1 &
+disrupt=$!
+status=0
+wait "$no_stack" || status=1
+echo; cat "$logs/no-stack.log"
+wait "$disrupt" || status=1
+echo; cat "$logs/disruptive.log"
+[ "$status" = 0 ] || { echo "== a lane failed (see above)"; exit 1; }
+
 echo; echo "== integration and end-to-end tests"
-node --import tsx --test --test-concurrency=1 --test-timeout=900000 test/integration/*.integration.test.ts test/e2e/*.e2e.test.ts
+rest=()
+for f in test/integration/*.integration.test.ts test/e2e/*.e2e.test.ts; do
+  [[ " ${disruptive[*]} " == *" $f "* ]] || rest+=("$f")
+done
+node_test "${rest[@]}"
