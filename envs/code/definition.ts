@@ -148,7 +148,6 @@ function readRun(plan: Plan, run: ProgramRun | null): Reading {
 }
 
 const rate = (passed: number, total: number) => (total === 0 ? 0 : passed / total);
-const fmt = (x: number) => String(Math.round(x * 1000) / 1000);
 
 function scoreCoder(state: CodeState, text: string, run: ProgramRun | null, alpha: number): Scored<CodeState> {
   const code = extractCode(text);

@@ -6,7 +6,7 @@ import { createReadStream } from 'node:fs';
 import { extname } from 'node:path';
 import { createInterface } from 'node:readline';
 import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects } from 'hyparquet';
-import { describeLocation, type RowLocation } from '../../envs/shared/rows.js';
+import type { RowLocation } from '../../envs/shared/rows.js';
 
 export type RawRow = { where: RowLocation; value: Record<string, unknown> } | { where: RowLocation; error: string };
 

@@ -11,7 +11,6 @@ export interface NamedChart {
   caption: string;
 }
 
-const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 const sorted = (xs: Iterable<string>) => [...new Set(xs)].sort();
 
 function rewardPerAgent(d: RunData): NamedChart {

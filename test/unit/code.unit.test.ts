@@ -14,7 +14,6 @@ import {
   CODE_PROBLEMS,
   CODE_REWARDS,
   HARNESS_TAG,
-  buildHarness,
   code,
   codeProgram,
   extractTestCase,
