@@ -1,14 +1,16 @@
 // agentTurn (policy worker): K candidates for one (turn, agent) from the acting agent's policy.
-// The token-level record of each candidate goes to the rollouts topic; only the text and a
-// sample id go back into workflow history.
-import { activityInfo } from '@temporalio/activity';
+// One engine request: it joins the engine's running decode batch at the next step, and carries
+// how to load the policy should the engine not hold it yet (no round trip of its own). The
+// token-level record of each candidate goes to the rollouts topic; only the text and a sample id
+// go back into workflow history.
+import { activityInfo, Context } from '@temporalio/activity';
 import type { SamplingConfig } from '../configs/schema.js';
 import { policyKey, sampleIdOf } from '../domain/ids.js';
 import type { ChatMessage } from '../envs/types.js';
 import type { LazyProducer } from '../infra/kafka/client.js';
-import type { GenerateBatcher } from '../infra/engine/batcher.js';
+import type { GenerateResult } from '../infra/engine/client.js';
 import { TOPICS } from '../infra/settings.js';
-import { ensurePolicy, type EngineDeps } from '../policy/activities.js';
+import { loadSpec, offPolicy, type EngineDeps } from '../policy/activities.js';
 import { engineKey, type PolicyRef } from '../policy/ref.js';
 import type { RolloutRecord } from './records.js';
 
@@ -36,7 +38,6 @@ export interface CandidateText {
 }
 
 export interface AgentTurnDeps extends EngineDeps {
-  batcher: GenerateBatcher;
   producer: LazyProducer;
 }
 
@@ -44,8 +45,7 @@ export function createAgentTurnActivities(deps: AgentTurnDeps) {
   return {
     async agentTurn(input: AgentTurnInput): Promise<CandidateText[]> {
       const { policy } = input;
-      await ensurePolicy(deps, policy, input.policyVersion);
-      const { samples } = await deps.batcher.generate({
+      const request = {
         policy: engineKey(policy),
         version: input.policyVersion,
         messages: input.messages,
@@ -58,7 +58,12 @@ export function createAgentTurnActivities(deps: AgentTurnDeps) {
         stop: [],
         seed: input.seed,
         enable_thinking: input.sampling.enable_thinking,
-      });
+        load: loadSpec(deps, policy),
+      };
+      const { results } = await deps.engine
+        .request<{ results: GenerateResult[] }>('generate', { requests: [request] }, Context.current().cancellationSignal)
+        .catch((err) => Promise.reject(offPolicy(err)));
+      const { samples } = results[0];
       // A retried attempt samples afresh under new ids; the old attempt's records are never
       // scored, so the update's join by sample id leaves them out.
       const attempt = activityInfo().attempt;

@@ -47,7 +47,7 @@ export function createUpdateActivities(deps: EngineDeps & { kafka: Kafka; produc
   return {
     async updatePolicy(input: UpdateInput): Promise<UpdateSummary> {
       const { policy, iteration } = input;
-      await ensurePolicy(deps, policy, null);
+      await ensurePolicy(deps, policy);
       const group = (it: number) => updateConsumerGroup(policy.runId, policy.spec.name, it);
       const batch = await readBatch(deps.kafka, group(iteration), [TOPICS.trajectories, TOPICS.rollouts]);
       heartbeat('read');

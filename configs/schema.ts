@@ -117,8 +117,9 @@ export const runConfigSchema = z
     placement: z.record(z.string(), placementSchema).default({}),
     rollout: z
       .strictObject({
-        // Episode child workflows in flight at once.
-        episode_window: z.number().int().min(1).max(1000).default(4),
+        // Episode child workflows in flight at once; absent: all of the iteration's (or the
+        // evaluation's) episodes, so that the engine has every turn that can run to batch.
+        episode_window: z.number().int().min(1).optional(),
         // Continue from the best candidate (true) or from candidate 0 (false).
         if_greedy: z.boolean().default(true),
       })

@@ -1,9 +1,9 @@
-// A policy's life in an engine (policy worker): loading it on demand (from its newest complete
-// checkpoint, else its base model) and checking its version, the `policyVersion` and
-// `releasePolicy` activities, and where its checkpoints live.
+// A policy's life in an engine (policy worker): how it is loaded (from its newest complete
+// checkpoint, else its base model; on first use), the `policyVersion` and `releasePolicy`
+// activities, and where its checkpoints live.
 import { join } from 'node:path';
 import { ApplicationFailure } from '@temporalio/activity';
-import type { EngineClient } from '../infra/engine/client.js';
+import { EngineError, type EngineClient, type LoadSpec } from '../infra/engine/client.js';
 import { projectPath } from '../infra/settings.js';
 import { baseKey, engineKey, type PolicyRef } from './ref.js';
 
@@ -20,30 +20,39 @@ export function checkpointRoot(p: PolicyRef, workerDataDir: string): string {
   return join(p.dataDir ? projectPath(p.dataDir) : workerDataDir, 'runs', p.runId, 'checkpoints', p.spec.name);
 }
 
-/** Loads the policy into the engine (idempotent) and checks it is at the version asked for. */
-export async function ensurePolicy(deps: EngineDeps, policy: PolicyRef, version: number | null): Promise<number> {
-  if (policy.spec.device !== deps.device) {
+/**
+ * How the engine loads the policy (the `load` op's fields): from its newest complete checkpoint,
+ * else its model. A generate request carries it, so that the engine loads a policy on first use
+ * without a round trip of its own. Refuses a policy placed on another device than this worker's.
+ */
+export function loadSpec(deps: EngineDeps, policy: PolicyRef): LoadSpec {
+  const { spec } = policy;
+  if (spec.device !== deps.device) {
     throw ApplicationFailure.nonRetryable(
-      `policy ${policy.spec.name} is placed on ${policy.spec.device}, but the worker on task queue ${policy.spec.taskQueue} runs on ${deps.device}`,
+      `policy ${spec.name} is placed on ${spec.device}, but the worker on task queue ${spec.taskQueue} runs on ${deps.device}`,
       'PlacementMismatch',
     );
   }
-  const { spec } = policy;
-  const loaded = await deps.engine.request<{ version: number }>('load', {
-    policy: engineKey(policy),
-    kind: spec.kind,
+  return {
+    kind: spec.kind as LoadSpec['kind'],
     model_path: projectPath(spec.modelPath),
     base: baseKey(policy),
     ...(spec.lora ? { lora: spec.lora } : {}),
     optim: { ...policy.optim, betas: [0.9, 0.999] },
     checkpoint_root: checkpointRoot(policy, deps.dataDir),
-  });
-  if (version !== null && loaded.version !== version) {
-    throw ApplicationFailure.nonRetryable(
-      `policy ${policy.spec.name} is at version ${loaded.version} but version ${version} was asked for (off-policy request)`,
-      'VersionMismatch',
-    );
-  }
+  };
+}
+
+/** An off-policy request (the engine's VersionMismatch) fails for good: a retry cannot fix it. */
+export function offPolicy(err: unknown): unknown {
+  return err instanceof EngineError && err.type === 'VersionMismatch'
+    ? ApplicationFailure.nonRetryable(`${err.message} (off-policy request)`, 'VersionMismatch')
+    : err;
+}
+
+/** Loads the policy into the engine (idempotent). -> its version. */
+export async function ensurePolicy(deps: EngineDeps, policy: PolicyRef): Promise<number> {
+  const loaded = await deps.engine.request<{ version: number }>('load', { policy: engineKey(policy), ...loadSpec(deps, policy) });
   return loaded.version;
 }
 
@@ -51,7 +60,7 @@ export function createPolicyActivities(deps: EngineDeps) {
   return {
     /** The policy's current version, loading it (from its latest checkpoint) if needed. */
     async policyVersion(policy: PolicyRef): Promise<number> {
-      return ensurePolicy(deps, policy, null);
+      return ensurePolicy(deps, policy);
     },
 
     /** Frees the policy's weights in the engine (its checkpoints stay); a later request loads it again. */

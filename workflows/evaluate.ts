@@ -48,7 +48,7 @@ export async function evaluate(input: EvaluateInput): Promise<EvaluationResult> 
   }
 
   const { val_problems: problems, validate_sample_num: repeats } = cfg.training;
-  const episodes = await inWindow(problems * repeats, cfg.rollout.episode_window, (j) =>
+  const episodes = await inWindow(problems * repeats, cfg.rollout.episode_window ?? problems * repeats, (j) =>
     executeChild(episode, {
       workflowId: evaluationEpisodeIdOf(evalId, j),
       args: [

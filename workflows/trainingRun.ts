@@ -104,7 +104,7 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
   /** The iteration's episodes as child workflows; none starts while the run is paused. */
   const runEpisodes = (it: number): Promise<EpisodeSummary[]> => {
     const planned = plan(it);
-    return inWindow(planned.length, cfg.rollout.episode_window, async (j) => {
+    return inWindow(planned.length, cfg.rollout.episode_window ?? planned.length, async (j) => {
       await life.untilResumed();
       const { problemSeed, candidates } = planned[j];
       progress.episodesInFlight++;

@@ -9,9 +9,8 @@ import { planIteration } from '../../domain/atgrpo.js';
 import { playEpisode } from '../../domain/episodeLoop.js';
 import { episodeIdOf, samplingSeed } from '../../domain/ids.js';
 import { envOf } from '../../envs/index.js';
-import { GenerateBatcher } from '../../infra/engine/batcher.js';
-import { EngineClient } from '../../infra/engine/client.js';
-import { ensurePolicy } from '../../policy/activities.js';
+import { EngineClient, type EngineStats, type GenerateResult } from '../../infra/engine/client.js';
+import { loadSpec } from '../../policy/activities.js';
 import { engineKey, policyRef } from '../../policy/ref.js';
 import { agentByName } from '../../configs/schema.js';
 import { policiesOf, policyOfAgent } from '../../policy/spec.js';
@@ -21,7 +20,7 @@ export interface RolloutFigures {
   seconds: number;
   generatedTokens: number;
   turns: number;
-  /** Seconds the engine spent answering generate requests (one at a time: its busy time). */
+  /** Seconds the engine spent prefilling and decoding (its `stats`). */
   engineSeconds: number;
 }
 
@@ -29,27 +28,25 @@ export interface RolloutFigures {
 export async function rolloutDirect(cfg: RunConfig, runId: string, dataDir: string): Promise<RolloutFigures> {
   const engine = new EngineClient('cpu', () => {});
   await engine.start();
-  let engineSeconds = 0;
-  // The policy worker's own batching, with its defaults (services/policy-worker.ts).
-  const batcher = new GenerateBatcher(engine, { windowMs: 20, maxTokens: 16384, onBatch: (b) => (engineSeconds += b.seconds) });
   const env = createEnvActivities();
   const policies = policiesOf(cfg);
   const deps = { engine, device: 'cpu', dataDir };
-  for (const spec of policies.filter((p) => p.kind !== 'scripted')) await ensurePolicy(deps, policyRef(runId, spec, cfg), 0);
+  const busy0 = (await engine.request<EngineStats>('stats', {})).busy_seconds;
   const planned = planIteration(cfg.algorithm, cfg.training.seed, 0, cfg.training.train_batch_size, cfg.training.train_sample_num);
   const rules = { maxTurns: cfg.env.max_turns, turnOrder: cfg.multi_agent_interaction.turn_order, ifGreedy: cfg.rollout.if_greedy };
   let generatedTokens = 0;
   let turns = 0;
   const t0 = performance.now();
-  await inWindow(planned.length, cfg.rollout.episode_window, async (j) => {
+  await inWindow(planned.length, cfg.rollout.episode_window ?? planned.length, async (j) => {
     const episodeId = episodeIdOf(runId, 0, j);
     const initial = await env.envReset({ env: cfg.env, seed: planned[j].problemSeed });
     await playEpisode(envOf(cfg.env).def, rules, initial, {
       act: async ({ turn, agent, prompt }) => {
         const spec = policyOfAgent(policies, agent);
         const sampling = agentByName(cfg, agent).train_llm_config;
-        const { samples } = await batcher.generate({
-          policy: engineKey(policyRef(runId, spec, cfg)),
+        const policy = policyRef(runId, spec, cfg);
+        const request = {
+          policy: engineKey(policy),
           version: 0,
           messages: prompt,
           n: planned[j].candidates,
@@ -57,7 +54,10 @@ export async function rolloutDirect(cfg: RunConfig, runId: string, dataDir: stri
           max_new_tokens: cfg.training.max_response_length,
           stop: [],
           seed: samplingSeed(episodeId, turn, agent),
-        });
+          load: loadSpec(deps, policy), // as agentTurn: the engine loads it on first use
+        };
+        const { results } = await engine.request<{ results: GenerateResult[] }>('generate', { requests: [request] });
+        const { samples } = results[0];
         turns++;
         generatedTokens += samples.reduce((n, s) => n + s.response_ids.length, 0);
         return samples;
@@ -66,6 +66,7 @@ export async function rolloutDirect(cfg: RunConfig, runId: string, dataDir: stri
     });
   });
   const seconds = (performance.now() - t0) / 1000;
+  const engineSeconds = (await engine.request<EngineStats>('stats', {})).busy_seconds - busy0;
   await engine.stop();
   return { seconds, generatedTokens, turns, engineSeconds };
 }

@@ -1,7 +1,7 @@
 // The same rollout work through the stack: a one-iteration training run on the stack that the
 // TANDEM_* settings point at. Measured over the rollout phase only (from the run's start until
 // its last episode is done, before the update): generated tokens (the policy worker's metrics),
-// the engine's time on generate requests, each process's CPU seconds (/proc), and from the
+// the engine's busy time (prefilling and decoding), each process's CPU seconds (/proc), and from the
 // episodes' histories the orchestration latency per agent turn.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -93,7 +93,7 @@ export async function rolloutThroughStack(client: Client, cfg: RunConfig, runId:
   const pids = stackProcesses();
   const cpu0 = Object.fromEntries(Object.entries(pids).map(([n, p]) => [n, cpuOf(p)]));
   const tokens0 = await metric('tandem_generated_tokens_total');
-  const engine0 = await metric('tandem_engine_request_duration_seconds_sum', 'op="generate"');
+  const engine0 = await metric('tandem_engine_busy_seconds');
   const t0 = performance.now();
   const handle = await client.workflow.start(trainingRun, { taskQueue: CPU_QUEUE, workflowId: runId, args: [{ config: cfg }] });
   for (;;) {
@@ -104,7 +104,7 @@ export async function rolloutThroughStack(client: Client, cfg: RunConfig, runId:
   const seconds = (performance.now() - t0) / 1000;
   const cpuSeconds = Object.fromEntries(Object.entries(pids).map(([n, p]) => [n, cpuOf(p) - cpu0[n]]));
   const generatedTokens = (await metric('tandem_generated_tokens_total')) - tokens0;
-  const engineSeconds = (await metric('tandem_engine_request_duration_seconds_sum', 'op="generate"')) - engine0;
+  const engineSeconds = (await metric('tandem_engine_busy_seconds')) - engine0;
   await handle.result();
   const dispatchMs: number[] = [];
   const betweenTurnsMs: number[] = [];

@@ -70,13 +70,33 @@ export class EngineClient {
     return this.ready;
   }
 
-  async request<T>(op: string, params: Record<string, unknown>): Promise<T> {
+  /** Is the engine process up? (A request starts it; this does not.) */
+  get running(): boolean {
+    return this.proc !== undefined;
+  }
+
+  /**
+   * One op; answers may come in any order (generate requests are decoded together as they arrive).
+   * Aborting `signal` (an activity's cancellation) cancels the op in the engine: its rows stop at
+   * the next decoding step and the promise rejects with EngineError type Cancelled.
+   */
+  async request<T>(op: string, params: Record<string, unknown>, signal?: AbortSignal): Promise<T> {
+    signal?.throwIfAborted();
     await this.start();
     const id = this.nextId++;
-    return new Promise<T>((resolve, reject) => {
-      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
-      this.proc!.stdin.write(`${JSON.stringify({ id, op, ...params })}\n`);
-    });
+    const proc = this.proc!;
+    const cancel = () => {
+      if (this.pending.has(id) && this.proc === proc) proc.stdin.write(`${JSON.stringify({ id: null, op: 'cancel', target: id })}\n`);
+    };
+    signal?.addEventListener('abort', cancel, { once: true });
+    try {
+      return await new Promise<T>((resolve, reject) => {
+        this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
+        proc.stdin.write(`${JSON.stringify({ id, op, ...params })}\n`);
+      });
+    } finally {
+      signal?.removeEventListener('abort', cancel);
+    }
   }
 
   async stop(): Promise<void> {
@@ -105,6 +125,18 @@ export interface GenerateRequest {
   stop: string[];
   seed: number | null;
   enable_thinking: boolean;
+  /** How to load the policy if the engine does not hold it yet (the `load` op's fields). */
+  load?: LoadSpec;
+}
+
+/** The `load` op's fields, less the policy key (services/engine/PROTOCOL.md). */
+export interface LoadSpec {
+  kind: 'full' | 'lora';
+  model_path: string;
+  base: string;
+  lora?: unknown;
+  optim: Record<string, unknown>;
+  checkpoint_root: string;
 }
 
 export interface Candidate {
@@ -138,4 +170,16 @@ export interface UpdateResult {
   logprob_gap: number;
   lr: number;
   checkpoint: string;
+}
+
+/** The `stats` op: counters since the engine started, and its rows now. */
+export interface EngineStats {
+  busy_seconds: number;
+  steps: number;
+  prefills: number;
+  generated_tokens: number;
+  rows_finished: number;
+  live_rows: number;
+  waiting_rows: number;
+  pending_ops: number;
 }

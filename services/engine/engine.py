@@ -3,7 +3,8 @@
     python services/engine/engine.py --device cpu|cuda|cuda:N
 
 Prints {"ready": true, "device": ..., "torch": ...} once, then answers one JSON line per
-request line. stdout carries protocol lines only; every log goes to stderr.
+request line, in the order they finish (generate requests are decoded together as they arrive).
+stdout carries protocol lines only; every log goes to stderr.
 Env: TANDEM_TORCH_THREADS (torch intra-op threads), TANDEM_GEN_BATCH (max rows sampled at once).
 See PROTOCOL.md for the ops.
 """
@@ -13,7 +14,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import queue
 import sys
+import threading
 
 # Never touch the Hugging Face hub: models are loaded from local folders only.
 os.environ["HF_HUB_OFFLINE"] = "1"
@@ -60,9 +63,30 @@ def main() -> int:
     send({"ready": True, "device": str(engine.device), "torch": torch.__version__})
     print(f"[engine] ready on {engine.device} (torch {torch.__version__}, {torch.get_num_threads()} threads)",
           file=sys.stderr, flush=True)
-    for line in sys.stdin:
-        if line.strip():
-            send(engine.handle_line(line))
+    # A reader thread queues the request lines, so that requests arriving while the engine decodes
+    # join the running batch at its next step (continuous batching: tandem_engine/batching.py).
+    lines: queue.Queue = queue.Queue()
+
+    def read() -> None:
+        for line in sys.stdin:
+            if line.strip():
+                lines.put(line)
+        lines.put(None)  # stdin closed: finish what was asked, then exit
+
+    threading.Thread(target=read, daemon=True, name="stdin").start()
+    open_ = True
+    while open_ or engine.busy():
+        try:
+            line = lines.get(block=open_ and not engine.busy())
+            while True:
+                if line is None:
+                    open_ = False
+                    break
+                engine.submit_line(line, send)
+                line = lines.get_nowait()
+        except queue.Empty:
+            pass
+        engine.tick()
     return 0
 
 

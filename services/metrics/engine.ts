@@ -1,9 +1,9 @@
-// The policy worker's engine metrics: an EngineClient that times every request by op, the
-// batcher's per-batch counts, and gauges of its queue.
+// The policy worker's engine metrics: an EngineClient that times every request by op and counts
+// the tokens its generate requests produced, and gauges of the engine's own state (its `stats`
+// op: busy time, decoding steps, rows decoding and waiting), read at each scrape.
 import type { Registry } from 'prom-client';
 import { Gauge } from 'prom-client';
-import type { BatchStats, GenerateBatcher } from '../../infra/engine/batcher.js';
-import { EngineClient } from '../../infra/engine/client.js';
+import { EngineClient, type EngineStats, type GenerateResult } from '../../infra/engine/client.js';
 import type { EngineMetrics } from './workerMetrics.js';
 
 export class MeteredEngineClient extends EngineClient {
@@ -11,11 +11,13 @@ export class MeteredEngineClient extends EngineClient {
     super(device);
   }
 
-  override async request<T>(op: string, params: Record<string, unknown>): Promise<T> {
+  override async request<T>(op: string, params: Record<string, unknown>, signal?: AbortSignal): Promise<T> {
+    if (op === 'stats') return super.request<T>(op, params, signal); // the scrape's own request
     const stop = this.metrics.engineRequestDuration.startTimer({ op });
     try {
-      const result = await super.request<T>(op, params);
+      const result = await super.request<T>(op, params, signal);
       stop({ outcome: 'completed' });
+      if (op === 'generate') this.metrics.generatedTokens.inc(generatedTokens(result as { results: GenerateResult[] }));
       return result;
     } catch (err) {
       stop({ outcome: 'failed' });
@@ -24,33 +26,35 @@ export class MeteredEngineClient extends EngineClient {
   }
 }
 
-/** The batcher's `onBatch`: counts one answered engine batch. */
-export function recordBatch(metrics: EngineMetrics): (batch: BatchStats) => void {
-  return (b) => {
-    metrics.batchRequests.observe(b.requests);
-    metrics.batchSamples.observe(b.samples);
-    metrics.batchTokens.observe(b.generatedTokens);
-    metrics.generatedTokens.inc(b.generatedTokens);
-    if (b.seconds > 0) metrics.tokensPerSecond.set(b.generatedTokens / b.seconds);
-  };
+function generatedTokens({ results }: { results: GenerateResult[] }): number {
+  return results.reduce((n, r) => n + r.samples.reduce((m, c) => m + c.response_ids.length, 0), 0);
 }
 
-/** Gauges read from the batcher at each scrape: requests waiting for a batch, and in the engine. */
-export function observeBatcherQueue(registry: Registry, batcher: GenerateBatcher): void {
-  new Gauge({
-    name: 'tandem_batcher_queue_depth',
-    help: 'Agent-turn requests waiting in the batcher for the next engine batch',
-    registers: [registry],
-    collect() {
-      this.set(batcher.waiting);
-    },
-  });
-  new Gauge({
-    name: 'tandem_batcher_in_flight_requests',
-    help: 'Agent-turn requests sent to the engine whose batch is not answered yet',
-    registers: [registry],
-    collect() {
-      this.set(batcher.inFlight);
-    },
-  });
+const GAUGES: [keyof EngineStats, string, string][] = [
+  ['busy_seconds', 'tandem_engine_busy_seconds', 'Seconds the engine spent prefilling and decoding since it started (rate() of it is its busy fraction)'],
+  ['steps', 'tandem_engine_decode_steps', 'Decoding steps (one forward over the running batch) since the engine started'],
+  ['live_rows', 'tandem_engine_live_rows', 'Sequences in the engine\'s running decode batches'],
+  ['waiting_rows', 'tandem_engine_waiting_rows', 'Sequences waiting to join a decode batch'],
+  ['pending_ops', 'tandem_engine_pending_ops', 'Requests waiting behind an op that changes a policy (load, update, unload)'],
+];
+
+/** Gauges of the engine's state: one `stats` request per scrape (none while the engine is down: the gauges keep their last values). */
+export function observeEngine(registry: Registry, engine: EngineClient): void {
+  // A scrape collects every gauge at once: they share one request while it is in flight.
+  let inFlight: Promise<EngineStats | undefined> | undefined;
+  const read = () =>
+    (inFlight ??= (engine.running ? engine.request<EngineStats>('stats', {}).catch(() => undefined) : Promise.resolve(undefined)).finally(() => {
+      inFlight = undefined;
+    }));
+  for (const [field, name, help] of GAUGES) {
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      async collect() {
+        const stats = await read();
+        if (stats) this.set(stats[field]);
+      },
+    });
+  }
 }

@@ -20,7 +20,6 @@ import type { EventEnvelope } from '../../domain/events.js';
 import { lazyProducer } from '../../infra/kafka/client.js';
 import { readBatch } from '../../infra/kafka/readBatch.js';
 import { TOPICS } from '../../infra/settings.js';
-import { GenerateBatcher } from '../../infra/engine/batcher.js';
 import { EngineClient } from '../../infra/engine/client.js';
 import { policyRef } from '../../policy/ref.js';
 import { kafka } from '../support/stack.js';
@@ -31,7 +30,6 @@ const producer = lazyProducer(k);
 const engine = new EngineClient('cpu');
 const deps = {
   engine,
-  batcher: new GenerateBatcher(engine, { windowMs: 20, maxTokens: 16384 }),
   producer,
   device: 'cpu',
   dataDir: mkdtempSync(join(tmpdir(), 'tandem-update-once-')),

@@ -1,11 +1,10 @@
-// Worker metrics without services: activity counting and timing, batch counts, and the /metrics endpoint.
+// Worker metrics without services: activity counting and timing, the engine's counts and gauges, and the /metrics endpoint.
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
-import { GenerateBatcher } from '../../infra/engine/batcher.js';
-import type { EngineClient, GenerateRequest } from '../../infra/engine/client.js';
+import type { GenerateRequest } from '../../infra/engine/client.js';
 import { instrumentActivities } from '../../services/metrics/activities.js';
-import { observeBatcherQueue, recordBatch } from '../../services/metrics/engine.js';
+import { MeteredEngineClient, observeEngine } from '../../services/metrics/engine.js';
 import { serveMetrics } from '../../services/metrics/server.js';
 import { createEngineMetrics, createWorkerMetrics } from '../../services/metrics/workerMetrics.js';
 
@@ -40,27 +39,38 @@ test('activities are counted as started, completed and failed, and timed, by typ
   assert.equal(sample(text, 'tandem_activity_duration_seconds_count', 'activity="boom",outcome="failed"'), 1);
 });
 
-test('each engine batch is counted: requests, samples, generated tokens; the queue gauges read the batcher', async () => {
+test('generate requests count their tokens; the engine gauges read its stats, and a stopped engine is not started by a scrape', async (t) => {
   const m = createWorkerMetrics('test');
   const em = createEngineMetrics(m.registry);
-  const engine = {
-    async request(_op: string, params: { requests: GenerateRequest[] }) {
-      const candidate = { text: 'x', prompt_ids: [1], response_ids: [5, 6, 7], logprobs: [0, 0, 0], finish_reason: 'stop' };
-      return { results: params.requests.map((r) => ({ policy: r.policy, version: 0, samples: Array(r.n).fill(candidate) })) };
-    },
-  } as unknown as EngineClient;
-  const b = new GenerateBatcher(engine, { windowMs: 10, maxTokens: 1_000_000, onBatch: recordBatch(em) });
-  observeBatcherQueue(m.registry, b);
+  const stats = { busy_seconds: 1.5, steps: 30, prefills: 3, generated_tokens: 12, rows_finished: 4, live_rows: 5, waiting_rows: 2, pending_ops: 1 };
+  const calls: string[] = [];
+  let running = false;
+  const engine = new MeteredEngineClient('cpu', em);
+  Object.defineProperty(engine, 'running', { get: () => running });
+  // The engine process itself is replaced: EngineClient.request is what MeteredEngineClient wraps.
+  const base = Object.getPrototypeOf(MeteredEngineClient.prototype);
+  const real = base.request;
+  t.after(() => (base.request = real));
+  base.request = async (op: string, params: { requests?: GenerateRequest[] }) => {
+    calls.push(op);
+    if (op === 'stats') return stats;
+    const candidate = { text: 'x', prompt_ids: [1], response_ids: [5, 6, 7], logprobs: [0, 0, 0], finish_reason: 'stop' };
+    return { results: params.requests!.map((r) => ({ policy: r.policy, version: 0, samples: Array(r.n).fill(candidate) })) };
+  };
+  observeEngine(m.registry, engine);
+  await m.registry.metrics();
+  assert.deepEqual(calls, [], 'no request to an engine that is down');
+  running = true;
   const req = { policy: 'p', version: 0, messages: [], n: 2, temperature: 1, top_p: 1, top_k: -1, min_p: 0, max_new_tokens: 8, stop: [], seed: 1, enable_thinking: false };
-  const pending = Promise.all([b.generate(req), b.generate(req)]);
-  assert.match(await m.registry.metrics(), /^tandem_batcher_queue_depth\{[^}]*\} 2$/m);
-  await pending;
+  await Promise.all([engine.request('generate', { requests: [req] }), engine.request('generate', { requests: [req] })]);
   const text = await m.registry.metrics();
-  assert.match(text, /^tandem_batcher_queue_depth\{[^}]*\} 0$/m);
-  assert.match(text, /^tandem_batcher_in_flight_requests\{[^}]*\} 0$/m);
-  assert.match(text, /^tandem_engine_batch_requests_sum\{[^}]*\} 2$/m);
-  assert.match(text, /^tandem_engine_batch_samples_sum\{[^}]*\} 4$/m);
-  assert.match(text, /^tandem_generated_tokens_total\{[^}]*\} 12$/m);
+  assert.equal(sample(text, 'tandem_generated_tokens_total', ''), 12);
+  assert.equal(sample(text, 'tandem_engine_request_duration_seconds_count', 'op="generate",outcome="completed"'), 2);
+  assert.equal(sample(text, 'tandem_engine_busy_seconds', ''), 1.5);
+  assert.equal(sample(text, 'tandem_engine_live_rows', ''), 5);
+  assert.equal(sample(text, 'tandem_engine_waiting_rows', ''), 2);
+  assert.equal(calls.filter((c) => c === 'stats').length, 1, 'one stats request per scrape');
+  assert.equal(sample(text, 'tandem_engine_request_duration_seconds_count', 'op="stats"'), undefined, 'the scrape is not timed');
 });
 
 test('the endpoint serves the registry at /metrics and 404 elsewhere', async () => {

@@ -11,12 +11,14 @@ import sys
 import time
 import traceback
 import zlib
+from collections import deque
 
 import torch
 
 from . import checkpoint, models
 from .errors import EngineError
-from .generation import Row, generate
+from .batching import Scheduler
+from .generation import Row, row_generator, sample_of
 from .models import Backbone
 from .policy import Policy, attach_adapter, detach_adapter
 from .ppo import LOSS_AGGS
@@ -44,42 +46,148 @@ def field(req: dict, name: str, kind, default=REQUIRED):
     return value
 
 
+class Job:
+    """One `generate` op: its requests, their rows once started, answered when every row has finished."""
+
+    def __init__(self, rid, requests: list[dict], answer):
+        self.rid, self.requests, self.answer = rid, requests, answer
+        self.started: list[tuple[Policy, list[Row]]] = []  # per request: its policy and rows
+        self.left = 0  # rows not finished yet
+
+
+IMMEDIATE = ("ping", "inspect", "stats", "cancel")  # answered at once, also while generating
+
+
 class Engine:
+    """Ops in, answers out (see PROTOCOL.md). `submit` takes a request and a callback for its answer;
+    `tick` does one step of generation work. Generate requests join the running decode batches
+    (batching.py); load, unload and update run in arrival order, each once no rows are decoding, and
+    the requests that arrived after one of them wait for it. ping, inspect, stats and cancel are
+    answered at once."""
+
     def __init__(self, device: str):
         self.device = torch.device(device)
         self.dtype = torch.bfloat16 if self.device.type == "cuda" else torch.float32
         self.policies: dict[str, Policy] = {}
         self.bases: dict[str, Backbone] = {}  # shared frozen bases of lora policies, by `base` key
         self.adapters_made = 0  # adapter names inside a PeftModel: policy1, policy2, ...
+        self.scheduler = Scheduler()
+        self.pending: deque = deque()  # Jobs and (op, req, answer) in arrival order, not started yet
+        self.running: list[Job] = []
         self.ops = {"ping": self.ping, "inspect": self.inspect, "load": self.load, "unload": self.unload,
-                    "generate": self.generate, "update": self.update}
+                    "update": self.update, "stats": self.stats, "cancel": self.cancel, "generate": None}
 
     # ------------------------------------------------------------------ plumbing
 
-    def handle_line(self, line: str) -> dict:
+    def submit_line(self, line: str, reply) -> None:
         try:
             req = json.loads(line)
         except json.JSONDecodeError as e:
-            return error(None, "BadRequest", f"invalid JSON: {e}")
+            return reply(error(None, "BadRequest", f"invalid JSON: {e}"))
         if not isinstance(req, dict):
-            return error(None, "BadRequest", "a request must be a JSON object")
-        return self.handle(req)
+            return reply(error(None, "BadRequest", "a request must be a JSON object"))
+        self.submit(req, reply)
+
+    def submit(self, req: dict, reply) -> None:
+        """Take one request; `reply(response)` is called once, now or from a later `tick`."""
+        rid, op, t0 = req.get("id"), req.get("op"), time.time()
+
+        def answer(resp: dict) -> None:
+            log(f"[engine] id={rid!r} op={op} ok={resp['ok']} {time.time() - t0:.3f}s"
+                + ("" if resp["ok"] else f" {resp['error']['type']}: {resp['error']['message']}"))
+            reply(resp)
+
+        def run(fn) -> None:
+            try:
+                answer({"id": rid, "ok": True, "result": fn()})
+            except EngineError as e:
+                answer(error(rid, e.type, str(e)))
+            except Exception as e:  # noqa: BLE001 - a failing request must never kill the engine
+                log(traceback.format_exc())
+                answer(error(rid, type(e).__name__, str(e) or repr(e)))
+
+        if op not in self.ops:
+            return answer(error(rid, "UnknownOp", f"unknown op {op!r}; expected one of {sorted(self.ops)}"))
+        if op in IMMEDIATE:
+            return run(lambda: self.ops[op](req))
+        if op == "generate":
+            try:
+                self.pending.append(Job(rid, parse_generate(req), answer))
+            except EngineError as e:
+                return answer(error(rid, e.type, str(e)))
+        else:
+            self.pending.append((op, req, run))
+        self.advance()
 
     def handle(self, req: dict) -> dict:
-        rid, op = req.get("id"), req.get("op")
-        t0 = time.time()
+        """Submit one request and work until it is answered (in-process use and tests)."""
+        box: list[dict] = []
+        self.submit(req, box.append)
+        while not box:
+            self.tick()
+        return box[0]
+
+    def busy(self) -> bool:
+        return bool(self.pending) or self.scheduler.busy()
+
+    def advance(self) -> None:
+        """Start what may start: generate requests at once (a policy not loaded yet, and load, unload and
+        update, once no rows are decoding), in arrival order."""
+        while self.pending:
+            head = self.pending[0]
+            exclusive = not isinstance(head, Job) or any(r["policy"] not in self.policies for r in head.requests)
+            if exclusive and self.scheduler.busy():
+                return
+            self.pending.popleft()
+            if isinstance(head, Job):
+                self._start(head)
+            else:
+                op, req, run = head
+                run(lambda: self.ops[op](req))
+
+    def tick(self) -> None:
+        """One step of generation work; answers the requests whose rows have all finished."""
+        self.advance()
+        for row in self.scheduler.tick():
+            job = row.owner
+            job.left -= 1
+            if job.left == 0:
+                self._finish(job)
+        self.advance()
+
+    def _start(self, job: Job) -> None:
         try:
-            if op not in self.ops:
-                raise EngineError("UnknownOp", f"unknown op {op!r}; expected one of {sorted(self.ops)}")
-            resp = {"id": rid, "ok": True, "result": self.ops[op](req)}
-        except EngineError as e:
-            resp = error(rid, e.type, str(e))
-        except Exception as e:  # noqa: BLE001 - a failing request must never kill the engine
-            log(traceback.format_exc())
-            resp = error(rid, type(e).__name__, str(e) or repr(e))
-        log(f"[engine] id={rid!r} op={op} ok={resp['ok']} {time.time() - t0:.3f}s"
-            + ("" if resp["ok"] else f" {resp['error']['type']}: {resp['error']['message']}"))
-        return resp
+            for r in job.requests:
+                key = r["policy"]
+                if key not in self.policies and r["load"] is not None:
+                    self.load({**r["load"], "policy": key})
+                p = self.policy(key)
+                if r["version"] != p.version:
+                    raise EngineError("VersionMismatch",
+                                      f"policy {p.key!r} is at version {p.version}, request wants {r['version']}")
+                seed = r["seed"] if r["seed"] is not None else secrets.randbits(63)
+                prompt = p.backbone.render(r["messages"], r["enable_thinking"])
+                rows = [Row(prompt, row_generator(self.device, seed, k), adapter=p.adapter, owner=job,
+                            **{f: r[f] for f in SAMPLING}) for k in range(r["n"])]
+                job.started.append((p, rows))
+        except Exception as e:  # noqa: BLE001
+            if not isinstance(e, EngineError):
+                log(traceback.format_exc())
+            job.answer(error(job.rid, e.type if isinstance(e, EngineError) else type(e).__name__, str(e)))
+            return
+        job.left = sum(len(rows) for _, rows in job.started)
+        if job.left == 0:
+            return self._finish(job)
+        self.running.append(job)
+        for p, rows in job.started:
+            self.scheduler.add(p.backbone, rows)
+
+    def _finish(self, job: Job) -> None:
+        if job in self.running:
+            self.running.remove(job)
+        results = [{"policy": p.key, "version": p.version, "samples": [sample_of(p.backbone, r) for r in rows]}
+                   for p, rows in job.started]
+        job.answer({"id": job.rid, "ok": True, "result": {"results": results}})
 
     def policy(self, key: str) -> Policy:
         if key not in self.policies:
@@ -90,6 +198,24 @@ class Engine:
 
     def ping(self, req):
         return {"pong": True, "policies": {k: p.version for k, p in self.policies.items()}}
+
+    def stats(self, req):
+        """Counters since start (busy_seconds: time spent prefilling and decoding) and the rows now."""
+        return {**self.scheduler.stats, **self.scheduler.counts(), "pending_ops": len(self.pending)}
+
+    def cancel(self, req):
+        """Drop the generate op whose id is `target`: its rows stop and it is answered `Cancelled`."""
+        target = req.get("target")
+        for job in [j for j in self.pending if isinstance(j, Job)] + self.running:
+            if job.rid == target and target is not None:
+                if job in self.pending:
+                    self.pending.remove(job)
+                else:
+                    self.running.remove(job)
+                    self.scheduler.cancel([r for _, rows in job.started for r in rows])
+                job.answer(error(job.rid, "Cancelled", "cancelled by request"))
+                return {"cancelled": True}
+        return {"cancelled": False}
 
     def inspect(self, req):
         return models.inspect(field(req, "model_path", str))
@@ -156,48 +282,6 @@ class Engine:
         free_memory()
         return {"policy": key, "unloaded": existed}
 
-    def generate(self, req):
-        requests = field(req, "requests", list)
-        # Rows of every request, grouped by backbone: all lora policies of one base decode together.
-        batches: dict[int, tuple[Backbone, list[Row], list[tuple[int, int]]]] = {}
-        generators, results = {}, []
-        for i, r in enumerate(requests):
-            if not isinstance(r, dict):
-                raise EngineError("BadRequest", f"requests[{i}] is not an object")
-            p = self.policy(field(r, "policy", str))
-            version = field(r, "version", int)
-            if version != p.version:
-                raise EngineError("VersionMismatch",
-                                  f"policy {p.key!r} is at version {p.version}, request wants {version}")
-            messages = field(r, "messages", list)
-            if not messages or not all(isinstance(m, dict) and isinstance(m.get("role"), str)
-                                       and isinstance(m.get("content"), str) for m in messages):
-                raise EngineError("BadRequest", f"requests[{i}].messages must be a non-empty list of "
-                                  "{role, content} strings")
-            n = field(r, "n", int, 1)
-            stop = field(r, "stop", list, [])
-            row = Row(prompt_ids=p.backbone.render(messages, field(r, "enable_thinking", bool, None)), group=i,
-                      adapter=p.adapter, temperature=field(r, "temperature", float, 1.0),
-                      top_p=field(r, "top_p", float, 1.0), top_k=field(r, "top_k", int, -1),
-                      min_p=field(r, "min_p", float, 0.0), max_new_tokens=field(r, "max_new_tokens", int, 256),
-                      stop=stop)
-            if (n < 1 or row.max_new_tokens < 0 or row.temperature < 0 or not 0 < row.top_p <= 1
-                    or not 0 <= row.min_p <= 1 or not all(isinstance(s, str) and s for s in stop)):
-                raise EngineError("BadRequest", f"requests[{i}]: need n >= 1, max_new_tokens >= 0, temperature >= 0, "
-                                  "0 < top_p <= 1, 0 <= min_p <= 1, stop = non-empty strings")
-            seed = field(r, "seed", int, None)
-            generators[i] = torch.Generator(device=self.device)
-            generators[i].manual_seed(seed if seed is not None else secrets.randbits(63))
-            bb, rows, where = batches.setdefault(id(p.backbone), (p.backbone, [], []))
-            for k in range(n):
-                rows.append(row)
-                where.append((i, k))
-            results.append({"policy": p.key, "version": p.version, "samples": [None] * n})
-        for bb, rows, where in batches.values():
-            for (i, k), sample in zip(where, generate(bb, rows, generators)):
-                results[i]["samples"][k] = sample
-        return {"results": results}
-
     def update(self, req):
         p = self.policy(field(req, "policy", str))
         from_version = field(req, "from_version", int)
@@ -240,6 +324,34 @@ class Engine:
                 self.unload({"policy": p.key})
             raise
         return {**result, "replayed": False}
+
+
+SAMPLING = ("temperature", "top_p", "top_k", "min_p", "max_new_tokens", "stop")
+
+
+def parse_generate(req: dict) -> list[dict]:
+    """The requests of a generate op, checked and with their defaults (no policy needed yet)."""
+    out = []
+    for i, r in enumerate(field(req, "requests", list)):
+        if not isinstance(r, dict):
+            raise EngineError("BadRequest", f"requests[{i}] is not an object")
+        messages = field(r, "messages", list)
+        if not messages or not all(isinstance(m, dict) and isinstance(m.get("role"), str)
+                                   and isinstance(m.get("content"), str) for m in messages):
+            raise EngineError("BadRequest", f"requests[{i}].messages must be a non-empty list of "
+                              "{role, content} strings")
+        q = dict(policy=field(r, "policy", str), version=field(r, "version", int), messages=messages,
+                 n=field(r, "n", int, 1), temperature=field(r, "temperature", float, 1.0),
+                 top_p=field(r, "top_p", float, 1.0), top_k=field(r, "top_k", int, -1),
+                 min_p=field(r, "min_p", float, 0.0), max_new_tokens=field(r, "max_new_tokens", int, 256),
+                 stop=field(r, "stop", list, []), seed=field(r, "seed", int, None),
+                 enable_thinking=field(r, "enable_thinking", bool, None), load=field(r, "load", dict, None))
+        if (q["n"] < 1 or q["max_new_tokens"] < 0 or q["temperature"] < 0 or not 0 < q["top_p"] <= 1
+                or not 0 <= q["min_p"] <= 1 or not all(isinstance(s, str) and s for s in q["stop"])):
+            raise EngineError("BadRequest", f"requests[{i}]: need n >= 1, max_new_tokens >= 0, temperature >= 0, "
+                              "0 < top_p <= 1, 0 <= min_p <= 1, stop = non-empty strings")
+        out.append(q)
+    return out
 
 
 def parse_optim(o: dict) -> dict:

@@ -1,0 +1,138 @@
+"""Continuous batching (tandem_engine/batching.py): requests join the running decode batch between steps
+and are answered when their own rows finish; ops that change a policy wait for the rows in flight."""
+
+from __future__ import annotations
+
+import torch
+
+from conftest import PLAN_PROMPT, TOOL_PROMPT, OPTIM
+
+LONG_PROMPT = [{"role": "user", "content": "Grid:\n" + "\n".join(["S.#.G.#."] * 6) + "\nWhich moves reach G? " * 3}]
+
+
+def submit(eng, rid, **req):
+    """Submit one generate op in the in-process engine; -> the box its answer lands in."""
+    box = []
+    eng.engine.submit({"id": rid, "op": "generate", "requests": [dict(version=0, **req)]}, box.append)
+    return box
+
+
+def ticks_until(eng, *boxes, limit=500):
+    n = 0
+    while not all(boxes):
+        eng.engine.tick()
+        n += 1
+        assert n < limit, "never answered"
+    return n
+
+
+def tokens(box):
+    assert box[0]["ok"], box[0]
+    return [s["response_ids"] for s in box[0]["result"]["results"][0]["samples"]]
+
+
+def test_requests_joining_mid_decode_get_the_tokens_they_get_alone(eng, tiny_model, tmp_path):
+    """Greedy and seeded rows, of different prompt lengths and lengths, joining at different steps (merges,
+    compactions, trimmed columns) sample exactly what each samples alone."""
+    eng.load_full("gen", tiny_model, tmp_path / "ck")
+    reqs = [dict(policy="gen", messages=PLAN_PROMPT, n=2, temperature=0.0, max_new_tokens=30),
+            dict(policy="gen", messages=TOOL_PROMPT, n=3, seed=5, max_new_tokens=4),
+            dict(policy="gen", messages=LONG_PROMPT, n=1, temperature=0.0, max_new_tokens=12),
+            dict(policy="gen", messages=TOOL_PROMPT, n=2, seed=9, top_k=20, max_new_tokens=9)]
+    alone = [tokens(submit_and_wait(eng, r)) for r in reqs]
+    boxes = []
+    for r in reqs:  # each joins two steps after the previous one
+        boxes.append(submit(eng, len(boxes), **r))
+        eng.engine.tick()
+        eng.engine.tick()
+    ticks_until(eng, *boxes)
+    assert [tokens(b) for b in boxes] == alone
+    assert not eng.engine.busy()
+
+
+def submit_and_wait(eng, req):
+    box = submit(eng, "alone", **req)
+    ticks_until(eng, box)
+    return box
+
+
+def test_mixed_adapters_joining_mid_decode(eng, tiny_model, tmp_path):
+    for name in ("a", "b"):
+        eng.load_lora(name, tiny_model, tmp_path / name)
+    model = eng.engine.policies["a"].backbone.model
+    with torch.no_grad():  # distinct non-zero adapters (a fresh one has lora_B = 0)
+        torch.manual_seed(0)
+        for n, p in model.named_parameters():
+            if "lora_B" in n:
+                p.copy_(torch.randn_like(p) * 0.1)
+    reqs = [dict(policy="a", messages=PLAN_PROMPT, n=2, temperature=0.0, max_new_tokens=20),
+            dict(policy="b", messages=PLAN_PROMPT, n=2, temperature=0.0, max_new_tokens=20)]
+    alone = [tokens(submit_and_wait(eng, r)) for r in reqs]
+    assert alone[0] != alone[1]  # the adapters differ
+    first = submit(eng, 1, **reqs[0])
+    for _ in range(5):
+        eng.engine.tick()
+    second = submit(eng, 2, **reqs[1])
+    ticks_until(eng, first, second)
+    assert [tokens(first), tokens(second)] == alone
+
+
+def test_a_long_request_does_not_delay_a_short_one(eng, tiny_model, tmp_path):
+    eng.load_full("gen", tiny_model, tmp_path / "ck")
+    long = submit(eng, "long", policy="gen", messages=LONG_PROMPT, n=4, seed=1, max_new_tokens=200)
+    for _ in range(3):
+        eng.engine.tick()
+    short = submit(eng, "short", policy="gen", messages=PLAN_PROMPT, n=1, seed=2, max_new_tokens=3)
+    # Admitted at the next step: its first token comes from the prefill, then one token per step.
+    assert ticks_until(eng, short) <= 3
+    assert not long, "the long request is still decoding"
+    ticks_until(eng, long)
+
+
+def test_cancel_stops_a_request_and_the_engine_goes_on(eng, tiny_model, tmp_path):
+    eng.load_full("gen", tiny_model, tmp_path / "ck")
+    doomed = submit(eng, "doomed", policy="gen", messages=LONG_PROMPT, n=3, seed=1, max_new_tokens=500)
+    other = submit(eng, "other", policy="gen", messages=PLAN_PROMPT, n=1, temperature=0.0, max_new_tokens=40)
+    eng.engine.tick()
+    assert eng.ok("cancel", target="doomed") == {"cancelled": True}
+    assert doomed[0]["ok"] is False and doomed[0]["error"]["type"] == "Cancelled"
+    assert eng.engine.scheduler.counts()["live_rows"] <= 1  # only `other` decodes on
+    ticks_until(eng, other)
+    assert tokens(other) == tokens(submit_and_wait(eng, dict(policy="gen", messages=PLAN_PROMPT, n=1, temperature=0.0,
+                                                             max_new_tokens=40)))
+    assert eng.ok("cancel", target="doomed") == {"cancelled": False}  # already gone: nothing to do
+    assert not eng.engine.busy()
+
+
+def test_ops_that_change_a_policy_wait_for_the_rows_in_flight(eng, tiny_model, tmp_path):
+    """An update (or unload, or load) waits until no rows decode; requests that came after it wait for it;
+    ping and stats are answered at once."""
+    eng.load_full("gen", tiny_model, tmp_path / "ck")
+    first = submit(eng, 1, policy="gen", messages=PLAN_PROMPT, n=2, seed=3, max_new_tokens=15)
+    eng.engine.tick()
+    sample = {"sample_id": "s", "prompt_ids": [1, 2, 3], "response_ids": [4, 5], "logprobs": [-1.0, -1.0],
+              "advantage": 1.0}
+    update, later, ping = [], [], []
+    eng.engine.submit({"id": "u", "op": "update", "policy": "gen", "from_version": 0, "samples": [sample],
+                       "checkpoint_root": str(tmp_path / "ck")}, update.append)
+    later = submit(eng, 2, policy="gen", messages=PLAN_PROMPT, n=1, seed=3, max_new_tokens=5)  # wants version 0
+    eng.engine.submit({"id": "p", "op": "ping"}, ping.append)
+    assert ping and ping[0]["result"]["policies"] == {"gen": 0} and not update
+    ticks_until(eng, first, update, later)
+    assert first[0]["ok"] and update[0]["ok"] and update[0]["result"]["version"] == 1
+    assert later[0]["ok"] is False and later[0]["error"]["type"] == "VersionMismatch"  # it came after the update
+    stats = eng.ok("stats")
+    assert stats["live_rows"] == stats["waiting_rows"] == stats["pending_ops"] == 0
+    assert stats["generated_tokens"] >= 2 and stats["steps"] > 0 and stats["busy_seconds"] > 0
+
+
+def test_a_policy_loads_on_first_use(eng, tiny_model, tmp_path):
+    load = dict(kind="full", model_path=tiny_model, checkpoint_root=str(tmp_path / "ck"), optim=OPTIM)
+    res = eng.ok("generate", requests=[dict(policy="fresh", version=0, messages=PLAN_PROMPT, max_new_tokens=3,
+                                            load=load)])
+    assert res["results"][0]["version"] == 0 and "fresh" in eng.engine.policies
+    resp = eng.call("generate", requests=[dict(policy="fresh", version=2, messages=PLAN_PROMPT, load=load)])
+    assert resp["ok"] is False and resp["error"]["type"] == "VersionMismatch"
+    resp = eng.call("generate", requests=[dict(policy="other", version=0, messages=PLAN_PROMPT,
+                                               load={**load, "kind": "sideways"})])
+    assert resp["ok"] is False and resp["error"]["type"] == "BadRequest"
