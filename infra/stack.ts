@@ -7,7 +7,7 @@ import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, 
 import net from 'node:net';
 import { join } from 'node:path';
 import { projectPath, READY_LINE, stackSettings, type StackSettings } from './settings.js';
-import { applyMigrations, ensureDatabase } from './db/migrate.js';
+import { acceptsQueries, applyMigrations, ensureDatabase } from './db/migrate.js';
 import { ensureTopics } from './kafka/topics.js';
 
 interface Launch {
@@ -172,7 +172,7 @@ function postgresService(s: StackSettings): Service {
       args: ['-D', dir, '-p', String(s.pgPort), '-k', dir, '-c', 'listen_addresses=127.0.0.1'],
       user,
     }),
-    ready: async () => portOpen(s.pgPort),
+    ready: async () => (await portOpen(s.pgPort)) && acceptsQueries(s.databaseUrl),
     afterReady: async () => {
       await ensureDatabase(s.databaseUrl);
       await applyMigrations(s.databaseUrl);

@@ -10,7 +10,7 @@ import { playEpisode } from '../../domain/episodeLoop.js';
 import { episodeIdOf, samplingSeed } from '../../domain/ids.js';
 import { envOf } from '../../envs/index.js';
 import { EngineClient, type EngineStats, type GenerateResult } from '../../infra/engine/client.js';
-import { loadSpec } from '../../policy/activities.js';
+import { ensurePolicy, loadSpec } from '../../policy/activities.js';
 import { engineKey, policyRef } from '../../policy/ref.js';
 import { agentByName } from '../../configs/schema.js';
 import { policiesOf, policyOfAgent } from '../../policy/spec.js';
@@ -31,6 +31,8 @@ export async function rolloutDirect(cfg: RunConfig, runId: string, dataDir: stri
   const env = createEnvActivities();
   const policies = policiesOf(cfg);
   const deps = { engine, device: 'cpu', dataDir };
+  // As a run does (its policyVersion activities), the policies are loaded before the episodes start.
+  for (const spec of policies.filter((p) => p.kind !== 'scripted')) await ensurePolicy(deps, policyRef(runId, spec, cfg));
   const busy0 = (await engine.request<EngineStats>('stats', {})).busy_seconds;
   const planned = planIteration(cfg.algorithm, cfg.training.seed, 0, cfg.training.train_batch_size, cfg.training.train_sample_num);
   const rules = { maxTurns: cfg.env.max_turns, turnOrder: cfg.multi_agent_interaction.turn_order, ifGreedy: cfg.rollout.if_greedy };

@@ -10,6 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadRunConfig } from '../../configs/load.js';
+import { engineThreads } from '../../infra/engine/client.js';
 import { temporalClient } from '../../services/cli/temporal.js';
 import { rolloutDirect } from './direct.js';
 import { rolloutThroughStack } from './stack.js';
@@ -39,7 +40,7 @@ rmSync(scratch, { recursive: true, force: true });
 await client.connection.close();
 
 const tps = (r: { generatedTokens: number; seconds: number }) => r.generatedTokens / r.seconds;
-console.log(`machine: ${cpus().length} x ${cpus()[0]?.model}; torch threads ${process.env.TANDEM_TORCH_THREADS ?? '(torch default)'}`);
+console.log(`machine: ${cpus().length} x ${cpus()[0]?.model}; engine torch threads ${engineThreads('cpu') ?? '(torch default)'}`);
 console.log(`config: ${file} ${overrides.join(' ')}; ${cfg.training.train_batch_size} problems, K ${cfg.training.train_sample_num}, max_response_length ${cfg.training.max_response_length}, episode_window ${cfg.rollout.episode_window ?? 'all'}`);
 for (const [name, r] of [['stack', stack], ['engine', direct]] as const) {
   console.log(`${name.padEnd(6)}: ${r.generatedTokens} tokens in ${f(r.seconds)} s = ${f(tps(r))} tokens/s; ${r.turns} agent turns; engine busy ${f((100 * r.engineSeconds) / r.seconds, 0)}%`);

@@ -1,8 +1,9 @@
 // The same rollout work through the stack: a one-iteration training run on the stack that the
-// TANDEM_* settings point at. Measured over the rollout phase only (from the run's start until
-// its last episode is done, before the update): generated tokens (the policy worker's metrics),
-// the engine's busy time (prefilling and decoding), each process's CPU seconds (/proc), and from the
-// episodes' histories the orchestration latency per agent turn.
+// TANDEM_* settings point at. Measured over the rollout phase only, from the iteration's first
+// episode's start to its last episode's end (the run loads its policies before, and updates
+// after): generated tokens (the policy worker's metrics), the engine's busy time (prefilling and
+// decoding), each process's CPU seconds (/proc), and from the episodes' histories the
+// orchestration latency per agent turn.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Client } from '@temporalio/client';
@@ -91,30 +92,37 @@ function latencies(events: any[]): { dispatch: number[]; between: number[] } {
 export async function rolloutThroughStack(client: Client, cfg: RunConfig, runId: string): Promise<StackFigures> {
   const episodes = cfg.algorithm === 'at_grpo' ? cfg.training.train_batch_size : cfg.training.train_batch_size * cfg.training.train_sample_num;
   const pids = stackProcesses();
-  const cpu0 = Object.fromEntries(Object.entries(pids).map(([n, p]) => [n, cpuOf(p)]));
+  const cpu = () => Object.fromEntries(Object.entries(pids).map(([n, p]) => [n, cpuOf(p)]));
   const tokens0 = await metric('tandem_generated_tokens_total');
-  const engine0 = await metric('tandem_engine_busy_seconds');
-  const t0 = performance.now();
+  const engine0 = await metric('tandem_engine_busy_seconds'); // loading a policy is not busy time
   const handle = await client.workflow.start(trainingRun, { taskQueue: CPU_QUEUE, workflowId: runId, args: [{ config: cfg }] });
+  // The CPU seconds count from the first episode on (the run's start loads the policies first).
+  let cpu0: Record<string, number> | undefined;
   for (;;) {
     const p = await handle.query(progressQuery).catch(() => undefined);
+    if (!cpu0 && p && (p.episodesInFlight > 0 || p.episodesDone > 0)) cpu0 = cpu();
     if (p && (p.status === 'updating' || p.iteration > 0 || (p.episodesDone >= episodes && p.episodesInFlight === 0))) break;
     await new Promise((r) => setTimeout(r, 100));
   }
-  const seconds = (performance.now() - t0) / 1000;
-  const cpuSeconds = Object.fromEntries(Object.entries(pids).map(([n, p]) => [n, cpuOf(p) - cpu0[n]]));
+  const cpu1 = cpu();
+  const cpuSeconds = Object.fromEntries(Object.entries(cpu1).map(([n, s]) => [n, s - (cpu0 ?? cpu1)[n]]));
   const generatedTokens = (await metric('tandem_generated_tokens_total')) - tokens0;
   const engineSeconds = (await metric('tandem_engine_busy_seconds')) - engine0;
   await handle.result();
   const dispatchMs: number[] = [];
   const betweenTurnsMs: number[] = [];
   let turns = 0;
+  let first = Infinity;
+  let last = -Infinity;
   for (let j = 0; j < episodes; j++) {
-    const { history } = await fetchRecorded(client, episodeIdOf(runId, 0, j));
-    const l = latencies(history.events ?? []);
+    const events = (await fetchRecorded(client, episodeIdOf(runId, 0, j))).history.events ?? [];
+    const l = latencies(events);
     dispatchMs.push(...l.dispatch);
     betweenTurnsMs.push(...l.between);
     turns += l.dispatch.length;
+    first = Math.min(first, ms(events[0]?.eventTime));
+    last = Math.max(last, ms(events.at(-1)?.eventTime));
   }
-  return { seconds, generatedTokens, turns, engineSeconds, cpuSeconds, dispatchMs, betweenTurnsMs };
+  // The rollout: from the first episode's start to the last one's end (their histories' clocks).
+  return { seconds: (last - first) / 1000, generatedTokens, turns, engineSeconds, cpuSeconds, dispatchMs, betweenTurnsMs };
 }

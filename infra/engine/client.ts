@@ -5,8 +5,25 @@
 // The engine dies with the worker (parent-death signal): a worker killed with -9 must not leave
 // an orphan engine that finishes an update and writes a checkpoint behind the next worker's back.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { availableParallelism } from 'node:os';
 import { createInterface } from 'node:readline';
 import { projectPath } from '../../infra/settings.js';
+
+/**
+ * Torch threads of an engine: TANDEM_TORCH_THREADS if set; else, on a CPU device, one core fewer
+ * than the machine has (at least one), so that the orchestration processes beside it (Temporal,
+ * the workers, Kafka, the projector) keep a core and do not preempt its threads mid-step; on a GPU,
+ * torch's default. (bench/RESULTS.md, rollout: on 2 cores, 1 thread beat 2 in and out of the stack.)
+ */
+export function engineThreads(device: string): string | undefined {
+  if (process.env.TANDEM_TORCH_THREADS) return process.env.TANDEM_TORCH_THREADS;
+  return device === 'cpu' ? String(Math.max(1, availableParallelism() - 1)) : undefined;
+}
+
+const threads = (device: string) => {
+  const n = engineThreads(device);
+  return n ? { TANDEM_TORCH_THREADS: n } : {};
+};
 
 export class EngineError extends Error {
   constructor(readonly type: string, message: string) {
@@ -31,7 +48,7 @@ export class EngineClient {
     const python = [projectPath('.venv/bin/python'), projectPath('services/engine/engine.py'), '--device', this.device];
     const proc = spawn('/usr/bin/setpriv', ['--pdeathsig', 'KILL', '--', ...python], {
       stdio: ['pipe', 'pipe', 'pipe'],
-      env: { ...process.env, HF_HUB_OFFLINE: '1', TRANSFORMERS_OFFLINE: '1', PYTHONUNBUFFERED: '1' },
+      env: { ...process.env, HF_HUB_OFFLINE: '1', TRANSFORMERS_OFFLINE: '1', PYTHONUNBUFFERED: '1', ...threads(this.device) },
     });
     this.proc = proc;
     createInterface({ input: proc.stderr }).on('line', (l) => this.log(`[engine] ${l}`));

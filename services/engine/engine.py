@@ -5,7 +5,8 @@
 Prints {"ready": true, "device": ..., "torch": ...} once, then answers one JSON line per
 request line, in the order they finish (generate requests are decoded together as they arrive).
 stdout carries protocol lines only; every log goes to stderr.
-Env: TANDEM_TORCH_THREADS (torch intra-op threads), TANDEM_GEN_BATCH (max rows sampled at once).
+Env: TANDEM_TORCH_THREADS (torch intra-op threads), TANDEM_GEN_BATCH (max rows decoded together),
+TANDEM_PREFILL_TOKENS (max prompt tokens prefilled between two decoding steps).
 See PROTOCOL.md for the ops.
 """
 

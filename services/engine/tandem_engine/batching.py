@@ -4,8 +4,9 @@ One DecodeBatch per Backbone (all LoRA policies of one base decode together, eac
 adapter: mixed_lora.py). A step is one forward over every row of the batch plus one sampled token
 per row. Between steps:
 
-* newcomers are prefilled (one forward per distinct (prompt, adapter); generation.prefill), sample
-  their first token from the prefill logits and are merged into the batch;
+* newcomers are prefilled (one forward per distinct (prompt, adapter); generation.prefill; at most
+  TANDEM_PREFILL_TOKENS padded prompt tokens per step, the rest at the next steps), sample their
+  first token from the prefill logits and are merged into the batch;
 * finished rows are compacted away (at a merge, or once they are more than an eighth of the batch);
   a request is answered as soon as its own rows are finished, whatever the others still do.
 
@@ -32,7 +33,7 @@ from contextlib import ExitStack
 import torch
 from transformers.cache_utils import DynamicLayer
 
-from .generation import GEN_BATCH_ROWS, Row, SamplingParams, prefill, sample_next
+from .generation import GEN_BATCH_ROWS, PREFILL_TOKENS, Row, SamplingParams, prefill, sample_next
 from .kv_cache import PreallocatedLayer, spread_prefill
 from .mixed_lora import lora_rows
 
@@ -163,6 +164,22 @@ class DecodeBatch:
         self.rows, self.attn, self.pos, self.tok, self.length = rows_all, attn, pos, tok, L2
 
 
+def _admission(q: deque, room: int) -> list[Row]:
+    """The rows that join at this step: at most `room`, and a prefill of at most PREFILL_TOKENS (distinct
+    prompts x the longest, as the padded prefill computes them; at least one row), so that a wave of long
+    prompts is prefilled over several steps with decoding in between."""
+    take, keys, longest = [], set(), 0
+    while q and len(take) < room:
+        r = q[0]
+        key = (tuple(r.prompt_ids), r.adapter)
+        if take and key not in keys and (len(keys) + 1) * max(longest, len(r.prompt_ids)) > PREFILL_TOKENS:
+            break  # a new prompt would overflow the prefill (rows of a prompt already in it cost nothing)
+        take.append(q.popleft())
+        keys.add(key)
+        longest = max(longest, len(r.prompt_ids))
+    return take
+
+
 class Scheduler:
     """Rows waiting to join, and the decode batch of each backbone. `tick` runs one step of work."""
 
@@ -201,9 +218,9 @@ class Scheduler:
         for bb in list(self.waiting):
             q = self.waiting[bb]
             batch = self.batches.setdefault(bb, DecodeBatch(bb))
-            n = min(len(q), batch.room())
-            if n:
-                finished += batch.admit([q.popleft() for _ in range(n)])
+            newcomers = _admission(q, batch.room())
+            if newcomers:
+                finished += batch.admit(newcomers)
                 self.stats["prefills"] += 1
             if not q:
                 del self.waiting[bb]

@@ -24,6 +24,7 @@ import torch
 from .mixed_lora import lora_rows
 
 GEN_BATCH_ROWS = int(os.environ.get("TANDEM_GEN_BATCH", "64"))  # max rows decoded together per model
+PREFILL_TOKENS = int(os.environ.get("TANDEM_PREFILL_TOKENS", "16384"))  # max padded prompt tokens prefilled per step
 LOGPROB_FLOOR = -1e4  # -inf is not valid JSON; a token this unlikely is effectively impossible
 _GOLDEN = 0x9E3779B97F4A7C15  # spreads the row index over the seed space
 

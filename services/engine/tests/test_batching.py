@@ -136,3 +136,22 @@ def test_a_policy_loads_on_first_use(eng, tiny_model, tmp_path):
     resp = eng.call("generate", requests=[dict(policy="other", version=0, messages=PLAN_PROMPT,
                                                load={**load, "kind": "sideways"})])
     assert resp["ok"] is False and resp["error"]["type"] == "BadRequest"
+
+
+def test_a_wave_of_prompts_is_prefilled_over_several_steps(eng, tiny_model, tmp_path, monkeypatch):
+    """With room for one prompt per prefill, three requests join one per step, decoding in between,
+    and sample what they sample alone."""
+    from tandem_engine import batching
+
+    eng.load_full("gen", tiny_model, tmp_path / "ck")
+    reqs = [dict(policy="gen", messages=m, n=2, temperature=0.0, max_new_tokens=8)
+            for m in (PLAN_PROMPT, TOOL_PROMPT, LONG_PROMPT)]
+    alone = [tokens(submit_and_wait(eng, r)) for r in reqs]
+    monkeypatch.setattr(batching, "PREFILL_TOKENS", 1)
+    before = eng.ok("stats")
+    boxes = [submit(eng, i, **r) for i, r in enumerate(reqs)]
+    eng.engine.tick()
+    assert eng.engine.scheduler.counts() == {"live_rows": 2, "waiting_rows": 4}  # one prompt (n = 2) joined
+    ticks_until(eng, *boxes)
+    after = eng.ok("stats")
+    assert after["prefills"] - before["prefills"] == 3 and [tokens(b) for b in boxes] == alone

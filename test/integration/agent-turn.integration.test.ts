@@ -1,0 +1,79 @@
+// agentTurn against a real engine process (no Temporal server: MockActivityEnvironment): turns
+// that arrive while others decode join the running batch and are answered as they finish, the
+// first one loads the policy itself, an off-policy turn fails for good, and a turn whose activity
+// is cancelled (its heartbeat timed out, its worker shuts down) stops its rows in the engine.
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { ApplicationFailure } from '@temporalio/common';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { createAgentTurnActivities, type AgentTurnInput, type CandidateText } from '../../activities/agentTurn.js';
+import { loadRunConfig } from '../../configs/load.js';
+import { EngineClient, type EngineStats } from '../../infra/engine/client.js';
+import { lazyProducer } from '../../infra/kafka/client.js';
+import { policiesOf, trainable } from '../../policy/spec.js';
+import { policyRef } from '../../policy/ref.js';
+import { kafka } from '../support/stack.js';
+
+const engine = new EngineClient('cpu', () => {});
+const producer = lazyProducer(kafka()); // never connects: these turns are not recorded
+const turns = createAgentTurnActivities({ engine, producer, device: 'cpu', dataDir: mkdtempSync(join(tmpdir(), 'tandem-turn-')) });
+after(() => engine.stop());
+
+const loaded = loadRunConfig('configs/planpath/planpath_L1_prompt.yaml', []);
+assert.ok(loaded.ok);
+const cfg = loaded.config;
+const policy = policyRef(`turns-${Date.now()}`, trainable(policiesOf(cfg))[0], cfg);
+const turn = (over: Partial<AgentTurnInput>): AgentTurnInput => ({
+  policy,
+  policyVersion: 0,
+  iteration: 0,
+  episodeId: `${policy.runId}/it0/ep0`,
+  turn: 0,
+  agent: 'plan_agent',
+  messages: [{ role: 'user', content: 'Grid:\nS..#\n.#..\n...G\nFind the moves. Answer after ####.' }],
+  k: 2,
+  sampling: { ...cfg.agent_policy_configs.agent_configs.agent_1.train_llm_config, temperature: 0 },
+  maxNewTokens: 8,
+  seed: 1,
+  record: false,
+  ...over,
+});
+const stats = () => engine.request<EngineStats>('stats', {});
+/** One agentTurn attempt in a mock activity context. */
+const run = (input: AgentTurnInput, env = new MockActivityEnvironment()): Promise<CandidateText[]> => env.run(turns.agentTurn, input);
+
+test('turns join the running batch: a short turn sent after a long one is answered first; the policy loads on first use', async () => {
+  const order: string[] = [];
+  const long = run(turn({ maxNewTokens: 400, sampling: { ...turn({}).sampling, temperature: 1 } })).then((r) => (order.push('long'), r));
+  await new Promise((r) => setTimeout(r, 1500)); // the long turn is decoding
+  const short = await run(turn({ maxNewTokens: 4 }));
+  order.push('short');
+  assert.equal(short.length, 2);
+  assert.ok(short.every((c) => c.responseTokens <= 4));
+  assert.deepEqual(order, ['short'], 'the short turn did not wait for the long one');
+  await long;
+  assert.deepEqual((await engine.request<{ policies: Record<string, number> }>('ping', {})).policies, { [`${policy.runId}/shared_model`]: 0 });
+});
+
+test('an off-policy turn fails for good', async () => {
+  await assert.rejects(run(turn({ policyVersion: 3 })), (err: unknown) => {
+    assert.ok(err instanceof ApplicationFailure && err.nonRetryable && err.type === 'VersionMismatch', String(err));
+    return true;
+  });
+});
+
+test('a cancelled turn stops its rows in the engine, and the engine goes on', async () => {
+  const env = new MockActivityEnvironment();
+  const doomed = run(turn({ maxNewTokens: 1000, k: 4, sampling: { ...turn({}).sampling, temperature: 1 } }), env);
+  for (let i = 0; i < 100 && (await stats()).live_rows < 4; i++) await new Promise((r) => setTimeout(r, 50));
+  assert.equal((await stats()).live_rows, 4, 'the turn is decoding');
+  const cancelledAt = performance.now();
+  env.cancel();
+  await assert.rejects(doomed, /Cancelled/);
+  assert.ok(performance.now() - cancelledAt < 2000, 'the engine stopped its rows at once');
+  assert.equal((await stats()).live_rows, 0);
+  assert.equal((await run(turn({}))).length, 2);
+});
