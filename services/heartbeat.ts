@@ -9,6 +9,8 @@ export const HEARTBEAT_EVERY_MS = 5_000;
 export const heartbeatWhileRunning: ActivityInterceptorsFactory = (ctx) => ({
   inbound: {
     async execute(input, next) {
+      // A local activity runs inside its workflow task, whose timeout watches the worker instead.
+      if (ctx.info.isLocal) return next(input);
       const timer = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
       try {
         return await next(input);

@@ -1,7 +1,9 @@
 // One episode: reset, then the episode loop (domain/episodeLoop.ts) played with the activities:
 // K candidates from the acting agent's policy (agentTurn, or scriptedTurn for a scripted
-// player), scored on the CPU worker (scoreCandidates). At the end the scored samples go to Kafka
+// player), scored on the CPU worker (scoreCandidates, a local activity in the episode's workflow
+// task). At the end the scored samples go to Kafka
 // with the episode's events (publishEpisode); only small summaries stay in history.
+import { patched } from '@temporalio/workflow';
 import type { CandidateText } from '../activities/agentTurn.js';
 import type { TrajectoryRecord } from '../activities/records.js';
 import { policiesOf, policyOfAgent } from '../policy/spec.js';
@@ -13,7 +15,7 @@ import { episodeStream, samplingSeed } from '../domain/ids.js';
 import { mean, type EpisodeSummary } from '../domain/summaries.js';
 import { envOf } from '../envs/index.js';
 import { policyRef } from '../policy/ref.js';
-import { cpu, policyActivities, scoring } from './proxies.js';
+import { cpu, localScoring, policyActivities, scoring } from './proxies.js';
 
 export interface EpisodeInput {
   runId: string;
@@ -45,6 +47,8 @@ export async function episode(input: EpisodeInput): Promise<EpisodeSummary> {
   await cpu.publishEvents(envelopes(stream, 0, [{ type: 'EpisodeStarted', runId, iteration, episodeId, problemSeed, phase, setup }]));
 
   const initial = await cpu.envReset({ env: cfg.env, seed: problemSeed });
+  // Episodes started before scoring became a local activity replay with the scoring activity.
+  const scorer = patched('scoring-as-local-activity') ? localScoring : scoring;
   const rules = { maxTurns: cfg.env.max_turns, turnOrder: cfg.multi_agent_interaction.turn_order, ifGreedy: cfg.rollout.if_greedy };
   const played = await playEpisode<CandidateText>(envOf(cfg.env).def, rules, initial, {
     act: ({ turn, agent, state, handoff, prompt }) => {
@@ -67,7 +71,7 @@ export async function episode(input: EpisodeInput): Promise<EpisodeSummary> {
         seed: samplingSeed(episodeId, turn, agent),
       });
     },
-    score: ({ agent, state }, texts) => scoring.scoreCandidates({ env: cfg.env, agent, state, texts, alpha: cfg.alpha }),
+    score: ({ agent, state }, texts) => scorer.scoreCandidates({ env: cfg.env, agent, state, texts, alpha: cfg.alpha }),
   });
 
   // Each group as the update sees it, and each sample's group member and score (at_grpo or grpo).

@@ -1,7 +1,7 @@
 // The activity proxies of every workflow: one set of timeouts and retries.
 // Every activity heartbeats while it runs (services/heartbeat.ts), so a dead worker's attempt
 // times out after heartbeatTimeout and is retried, whatever its start-to-close timeout.
-import { proxyActivities, type ActivityOptions } from '@temporalio/workflow';
+import { proxyActivities, proxyLocalActivities, type ActivityOptions } from '@temporalio/workflow';
 import type { CpuActivities, PolicyActivities } from '../activities/index.js';
 
 const common: ActivityOptions = {
@@ -14,6 +14,14 @@ export const cpu = proxyActivities<CpuActivities>({ ...common, startToCloseTimeo
 
 /** Scoring runs the candidates' programs, which may queue for the worker's sandbox slots. */
 export const scoring = proxyActivities<CpuActivities>({ ...common, startToCloseTimeout: '15 minutes' });
+
+/**
+ * The same scoring as a local activity: run by the worker that runs the episode's workflow task,
+ * in that task, without a round trip through the server's task queue (bench/RESULTS.md,
+ * "rollout": the round trips between two turns left the engine idle). A worker that dies
+ * mid-scoring fails its workflow task, and the next one scores again.
+ */
+export const localScoring = proxyLocalActivities<CpuActivities>({ startToCloseTimeout: '15 minutes', retry: common.retry });
 
 /** The activities of the policy worker serving `taskQueue`: generation, updates, loading. */
 export function policyActivities(taskQueue: string) {

@@ -51,9 +51,9 @@ function stackProcesses(): Record<string, number> {
   return pids;
 }
 
-/** A counter or a histogram's _sum from the policy worker's /metrics, summed over labels matching `match`. */
-async function metric(name: string, match = ''): Promise<number> {
-  const text = await (await fetch(`http://127.0.0.1:${stackSettings().policyWorkerMetricsPort}/metrics`)).text();
+/** A counter or a histogram's _sum from a worker's /metrics, summed over labels matching `match`. */
+async function metric(name: string, match = '', port = stackSettings().policyWorkerMetricsPort): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
   return text
     .split('\n')
     .filter((l) => l.startsWith(name) && (l[name.length] === ' ' || l[name.length] === '{') && l.includes(match))
@@ -62,11 +62,23 @@ async function metric(name: string, match = ''): Promise<number> {
 
 const ms = (t: { seconds?: unknown; nanos?: number | null } | null | undefined) => Number(t?.seconds ?? 0) * 1000 + (t?.nanos ?? 0) / 1e6;
 
-/** Orchestration latency per agent turn, from one episode's history. */
-function latencies(events: any[]): { dispatch: number[]; between: number[] } {
+/** The CPU worker's scoring: seconds and calls so far. */
+async function scoringSoFar(): Promise<{ seconds: number; calls: number }> {
+  const port = stackSettings().cpuWorkerMetricsPort;
+  const match = 'activity="scoreCandidates",outcome="completed"';
+  return { seconds: await metric('tandem_activity_duration_seconds_sum', match, port), calls: await metric('tandem_activity_duration_seconds_count', match, port) };
+}
+
+/**
+ * Orchestration latency per agent turn, from one episode's history. Between two turns, the
+ * scoring's own run time is left out: a scoring activity's from its events, a scoring local
+ * activity's (a marker, no timings) as the mean scoring time `scoringMs`.
+ */
+function latencies(events: any[], scoringMs: number): { dispatch: number[]; between: number[] } {
   const scheduled = new Map<string, { type: string; at: number; started?: number; completed?: number }>();
   for (const e of events) {
     const id = String(e.eventId);
+    if (e.markerRecordedEventAttributes?.markerName === 'core_local_activity') scheduled.set(id, { type: 'localScoring', at: ms(e.eventTime) });
     if (e.activityTaskScheduledEventAttributes) scheduled.set(id, { type: e.activityTaskScheduledEventAttributes.activityType.name, at: ms(e.eventTime) });
     const started = e.activityTaskStartedEventAttributes;
     if (started) scheduled.get(String(started.scheduledEventId))!.started = ms(e.eventTime);
@@ -80,6 +92,7 @@ function latencies(events: any[]): { dispatch: number[]; between: number[] } {
   let scoring = 0;
   for (const a of acts) {
     if (a.type === 'scoreCandidates' && a.started && a.completed) scoring += a.completed - a.started;
+    if (a.type === 'localScoring') scoring += scoringMs;
     if (a.type !== 'agentTurn' || !a.started) continue;
     dispatch.push(a.started - a.at);
     if (last?.completed) between.push(a.started - last.completed - scoring);
@@ -95,6 +108,7 @@ export async function rolloutThroughStack(client: Client, cfg: RunConfig, runId:
   const cpu = () => Object.fromEntries(Object.entries(pids).map(([n, p]) => [n, cpuOf(p)]));
   const tokens0 = await metric('tandem_generated_tokens_total');
   const engine0 = await metric('tandem_engine_busy_seconds'); // loading a policy is not busy time
+  const scoring0 = await scoringSoFar();
   const handle = await client.workflow.start(trainingRun, { taskQueue: CPU_QUEUE, workflowId: runId, args: [{ config: cfg }] });
   // The CPU seconds count from the first episode on (the run's start loads the policies first).
   let cpu0: Record<string, number> | undefined;
@@ -108,6 +122,8 @@ export async function rolloutThroughStack(client: Client, cfg: RunConfig, runId:
   const cpuSeconds = Object.fromEntries(Object.entries(cpu1).map(([n, s]) => [n, s - (cpu0 ?? cpu1)[n]]));
   const generatedTokens = (await metric('tandem_generated_tokens_total')) - tokens0;
   const engineSeconds = (await metric('tandem_engine_busy_seconds')) - engine0;
+  const scoring1 = await scoringSoFar();
+  const scoringMs = (1000 * (scoring1.seconds - scoring0.seconds)) / Math.max(1, scoring1.calls - scoring0.calls);
   await handle.result();
   const dispatchMs: number[] = [];
   const betweenTurnsMs: number[] = [];
@@ -116,7 +132,7 @@ export async function rolloutThroughStack(client: Client, cfg: RunConfig, runId:
   let last = -Infinity;
   for (let j = 0; j < episodes; j++) {
     const events = (await fetchRecorded(client, episodeIdOf(runId, 0, j))).history.events ?? [];
-    const l = latencies(events);
+    const l = latencies(events, scoringMs);
     dispatchMs.push(...l.dispatch);
     betweenTurnsMs.push(...l.between);
     turns += l.dispatch.length;

@@ -4,9 +4,9 @@ import { mock, test } from 'node:test';
 import type { Context } from '@temporalio/activity';
 import { HEARTBEAT_EVERY_MS, heartbeatWhileRunning } from '../../services/heartbeat.js';
 
-function intercepted(fn: () => Promise<unknown>) {
+function intercepted(fn: () => Promise<unknown>, isLocal = false) {
   let beats = 0;
-  const ctx = { heartbeat: () => beats++ } as unknown as Context;
+  const ctx = { heartbeat: () => beats++, info: { isLocal } } as unknown as Context;
   const { execute } = heartbeatWhileRunning(ctx).inbound!;
   const running = execute!({ args: [], headers: {} }, fn);
   return { running, beats: () => beats };
@@ -38,6 +38,20 @@ test('a failing activity fails as it is, and stops heartbeating', async () => {
     await assert.rejects(a.running, /engine died/);
     mock.timers.tick(HEARTBEAT_EVERY_MS * 2);
     assert.equal(a.beats(), 1);
+  } finally {
+    mock.timers.reset();
+  }
+});
+
+test('a local activity does not heartbeat: its workflow task watches its worker', async () => {
+  mock.timers.enable({ apis: ['setInterval'] });
+  try {
+    let finish!: (v: string) => void;
+    const a = intercepted(() => new Promise((r) => (finish = r)), true);
+    mock.timers.tick(HEARTBEAT_EVERY_MS * 3);
+    finish('scored');
+    assert.equal(await a.running, 'scored');
+    assert.equal(a.beats(), 0);
   } finally {
     mock.timers.reset();
   }

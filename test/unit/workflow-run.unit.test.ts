@@ -82,18 +82,19 @@ function holdUpdate(harness: WorkflowHarness, iteration: number, policy?: string
 }
 
 /**
- * Waits until nothing of the workflow is in flight (no activity, child or workflow task), then
- * watches it for QUIET_MS: no history event and no activity call may come in that time.
+ * Waits until nothing of the workflow is in flight (no activity, child or workflow task, and its
+ * history ends with a completed workflow task: a run that has just continued as new has none yet),
+ * then watches it for QUIET_MS: no history event and no activity call may come in that time.
  */
 async function assertQuiet(harness: WorkflowHarness, handle: RunHandle): Promise<RunProgress> {
   const before = await until('nothing in flight', async () => {
     const d = await handle.describe();
     const idle = (d.raw.pendingActivities ?? []).length === 0 && (d.raw.pendingChildren ?? []).length === 0 && !d.raw.pendingWorkflowTask;
-    return idle ? { history: d.historyLength, calls: harness.calls.length } : undefined;
+    const events = idle ? ((await handle.fetchHistory()).events ?? []) : [];
+    return events.at(-1)?.workflowTaskCompletedEventAttributes ? { history: events.length, calls: harness.calls.length } : undefined;
   });
   await new Promise((r) => setTimeout(r, QUIET_MS));
-  const d = await handle.describe();
-  assert.equal(d.historyLength, before.history, 'nothing at all happened in the workflow');
+  assert.equal(((await handle.fetchHistory()).events ?? []).length, before.history, 'nothing at all happened in the workflow');
   assert.equal(harness.calls.length, before.calls, 'no activity ran');
   return handle.query(progressQuery);
 }
