@@ -18,9 +18,11 @@ import type { RolloutFigures } from './direct.js';
 export interface StackFigures extends RolloutFigures {
   /** CPU seconds of each stack process during the rollout. */
   cpuSeconds: Record<string, number>;
-  /** Per agent turn: scheduled -> started on the policy worker; the previous turn's result -> its start, less the scoring between. */
+  /** Per agent turn: scheduled -> started on the policy worker; the previous turn's result -> its start, the scoring between included. */
   dispatchMs: number[];
   betweenTurnsMs: number[];
+  /** Mean run time of one scoring (the CPU worker's metrics). */
+  scoringMs: number;
 }
 
 const TICKS = 100; // clock ticks per second (USER_HZ)
@@ -70,15 +72,14 @@ async function scoringSoFar(): Promise<{ seconds: number; calls: number }> {
 }
 
 /**
- * Orchestration latency per agent turn, from one episode's history. Between two turns, the
- * scoring's own run time is left out: a scoring activity's from its events, a scoring local
- * activity's (a marker, no timings) as the mean scoring time `scoringMs`.
+ * Orchestration latency per agent turn, from one episode's history: scheduled -> started, and
+ * from the previous turn's result to its start (the scoring between them included: a local
+ * activity's marker carries no timings).
  */
-function latencies(events: any[], scoringMs: number): { dispatch: number[]; between: number[] } {
+function latencies(events: any[]): { dispatch: number[]; between: number[] } {
   const scheduled = new Map<string, { type: string; at: number; started?: number; completed?: number }>();
   for (const e of events) {
     const id = String(e.eventId);
-    if (e.markerRecordedEventAttributes?.markerName === 'core_local_activity') scheduled.set(id, { type: 'localScoring', at: ms(e.eventTime) });
     if (e.activityTaskScheduledEventAttributes) scheduled.set(id, { type: e.activityTaskScheduledEventAttributes.activityType.name, at: ms(e.eventTime) });
     const started = e.activityTaskStartedEventAttributes;
     if (started) scheduled.get(String(started.scheduledEventId))!.started = ms(e.eventTime);
@@ -89,15 +90,11 @@ function latencies(events: any[], scoringMs: number): { dispatch: number[]; betw
   const dispatch: number[] = [];
   const between: number[] = [];
   let last: (typeof acts)[number] | undefined;
-  let scoring = 0;
   for (const a of acts) {
-    if (a.type === 'scoreCandidates' && a.started && a.completed) scoring += a.completed - a.started;
-    if (a.type === 'localScoring') scoring += scoringMs;
     if (a.type !== 'agentTurn' || !a.started) continue;
     dispatch.push(a.started - a.at);
-    if (last?.completed) between.push(a.started - last.completed - scoring);
+    if (last?.completed) between.push(a.started - last.completed);
     last = a;
-    scoring = 0;
   }
   return { dispatch, between };
 }
@@ -132,7 +129,7 @@ export async function rolloutThroughStack(client: Client, cfg: RunConfig, runId:
   let last = -Infinity;
   for (let j = 0; j < episodes; j++) {
     const events = (await fetchRecorded(client, episodeIdOf(runId, 0, j))).history.events ?? [];
-    const l = latencies(events, scoringMs);
+    const l = latencies(events);
     dispatchMs.push(...l.dispatch);
     betweenTurnsMs.push(...l.between);
     turns += l.dispatch.length;
@@ -140,5 +137,5 @@ export async function rolloutThroughStack(client: Client, cfg: RunConfig, runId:
     last = Math.max(last, ms(events.at(-1)?.eventTime));
   }
   // The rollout: from the first episode's start to the last one's end (their histories' clocks).
-  return { seconds: (last - first) / 1000, generatedTokens, turns, engineSeconds, cpuSeconds, dispatchMs, betweenTurnsMs };
+  return { seconds: (last - first) / 1000, generatedTokens, turns, engineSeconds, cpuSeconds, dispatchMs, betweenTurnsMs, scoringMs };
 }
