@@ -19,8 +19,11 @@ import { faultSeed, kill9, restart, resultAcrossOutages, seededRandom, shuffled,
 import { temporal } from '../support/stack.js';
 
 const TARGETS: FaultTarget[] = ['cpu-worker', 'policy-worker', 'engine', 'projector', 'kafka', 'temporal'];
-/** More than the faults can use up: the run is stopped once they are over. */
-const MAX_ITERATIONS = 30;
+/**
+ * Far more than the faults can use up, however fast the iterations (an iteration of this small run
+ * takes about a second, and the faults take minutes): the run is stopped once they are over.
+ */
+const MAX_ITERATIONS = 100_000;
 
 const log = (line: string) => console.log(`[faults] ${new Date().toISOString().slice(11, 19)} ${line}`);
 
