@@ -25,6 +25,8 @@ const scratch = mkdtempSync(join(os.tmpdir(), 'tandem-sandbox-test-'));
 after(() => rmSync(scratch, { recursive: true, force: true }));
 
 const { first, last } = sandboxUidRange();
+/** For programs whose subject is not time: a wall-clock limit no loaded machine reaches. */
+const UNHURRIED = { timeoutMs: 60_000 };
 
 /** Host processes (zombies included) owned by any of this process's sandbox uids. */
 function sandboxProcesses(): string[] {
@@ -53,11 +55,13 @@ async function assertContainedAndHealthy(): Promise<void> {
   assert.equal(activeSandboxes(), 0);
   const lagStart = performance.now();
   await new Promise((r) => setImmediate(r));
-  assert.ok(performance.now() - lagStart < 200, 'the event loop is stalled');
-  const r = await runSandboxed('print(6 * 7)', { timeoutMs: 10_000 });
+  // Bounds far above a healthy machine's (a few ms; 0.1-0.5 s for a run), so that only a stalled
+  // loop or a wedged sandbox fails them, never a loaded CI machine.
+  assert.ok(performance.now() - lagStart < 2000, 'the event loop is stalled');
+  const r = await runSandboxed('print(6 * 7)', { timeoutMs: 60_000 });
   assert.equal(r.exitCode, 0, r.stderr);
   assert.equal(r.stdout, '42\n');
-  assert.ok(r.durationMs < 3000, `a trivial run took ${r.durationMs} ms`);
+  assert.equal(r.timedOut, false);
   assert.deepEqual(sandboxProcesses(), []);
   assert.deepEqual(hostDirs(), []);
 }
@@ -70,7 +74,7 @@ print(sum(int(x) for x in data.split() if x.isdigit()))
 print('to stderr', file=sys.stderr)
 sys.exit(3)
 `;
-  const r = await runSandboxed(code, { stdin: 'abc 1 2 39\n' });
+  const r = await runSandboxed(code, { stdin: 'abc 1 2 39\n', ...UNHURRIED });
   assert.equal(r.exitCode, 3);
   assert.equal(r.stdout, 'ABC 1 2 39\n42\n');
   assert.equal(r.stderr, 'to stderr\n');
@@ -85,17 +89,18 @@ try:
     print('yaml importable')
 except ImportError:
     print('no yaml')
-print(json.dumps(sorted(collections.Counter('abca').items())))`);
+print(json.dumps(sorted(collections.Counter('abca').items())))`, UNHURRIED);
   assert.equal(lib.stdout, 'no yaml\n[["a", 2], ["b", 1], ["c", 1]]\n', lib.stderr);
   await assertContainedAndHealthy();
 });
 
 test('an infinite loop is stopped by the CPU-time limit', async () => {
-  const r = await runSandboxed('while True:\n    pass\n', { cpuSeconds: 1, timeoutMs: 20_000 });
+  // The wall-clock limit is far away: only the CPU-time limit can end it (on a loaded machine one
+  // CPU second takes longer than one wall second).
+  const r = await runSandboxed('while True:\n    pass\n', { cpuSeconds: 1, timeoutMs: 120_000 });
   assert.equal(r.killedBy, 'cpu');
   assert.equal(r.exitCode, null);
   assert.equal(r.timedOut, false);
-  assert.ok(r.durationMs < 15_000, `took ${r.durationMs} ms`);
   await assertContainedAndHealthy();
 });
 
@@ -105,7 +110,8 @@ test('sleeping past the wall-clock limit is killed at the limit', async () => {
   assert.equal(r.killedBy, 'timeout');
   assert.equal(r.exitCode, null);
   assert.equal(r.stdout, 'going to sleep\n');
-  assert.ok(r.durationMs >= 1000 && r.durationMs < 4000, `took ${r.durationMs} ms`);
+  // Killed at the limit, not after its 60 s sleep (the upper bound leaves room for a loaded machine).
+  assert.ok(r.durationMs >= 1000 && r.durationMs < 30_000, `took ${r.durationMs} ms`);
   await assertContainedAndHealthy();
 });
 
@@ -125,10 +131,10 @@ while True:
   const t0 = performance.now();
   const probe = spawnSync('/bin/true');
   assert.equal(probe.status, 0);
-  assert.ok(performance.now() - t0 < 2000, 'the machine cannot start a process');
+  assert.ok(performance.now() - t0 < 10_000, 'the machine cannot start a process');
   const r = await run;
   assert.ok(r.killedBy === 'timeout' || r.killedBy === 'processes', `killedBy ${r.killedBy}`);
-  assert.ok(r.durationMs < 6000, `took ${r.durationMs} ms`);
+  assert.ok(r.durationMs < 30_000, `took ${r.durationMs} ms`);
   await assertContainedAndHealthy();
 });
 
@@ -141,13 +147,13 @@ except MemoryError:
     print(len(chunks) * 16, flush=True)
     raise
 `;
-  const r = await runSandboxed(code, { memoryMb: 256 });
+  const r = await runSandboxed(code, { memoryMb: 256, ...UNHURRIED });
   assert.equal(r.killedBy, 'memory');
   assert.equal(r.exitCode, 1);
   assert.match(r.stderr, /MemoryError/);
   const mb = Number(r.stdout.trim());
   assert.ok(mb >= 128 && mb < 256, `allocated ${mb} MiB under a 256 MiB limit`);
-  const big = await runSandboxed('x = bytearray(2 * 1024 ** 3)', { memoryMb: 256 });
+  const big = await runSandboxed('x = bytearray(2 * 1024 ** 3)', { memoryMb: 256, ...UNHURRIED });
   assert.equal(big.killedBy, 'memory');
   await assertContainedAndHealthy();
 });
@@ -159,15 +165,15 @@ for _ in range(4096):
     sys.stdout.write(block)
     sys.stderr.write(block)
 `;
-  const r = await runSandboxed(flood);
+  // The wall-clock limit is far away: only the output cap can end it.
+  const r = await runSandboxed(flood, { timeoutMs: 120_000 });
   assert.equal(r.killedBy, 'output');
   assert.equal(r.exitCode, null);
   assert.equal(r.stdout.length, DEFAULT_LIMITS.outputBytes);
   assert.equal(r.stdoutTruncated, true);
   assert.ok(r.stderr.length <= DEFAULT_LIMITS.outputBytes);
-  assert.ok(r.durationMs < 5000, `took ${r.durationMs} ms`);
   // Somewhat past the cap: truncated and flagged, but the program is let finish.
-  const some = await runSandboxed("print('y' * 100000)", { outputBytes: 1000 });
+  const some = await runSandboxed("print('y' * 100000)", { outputBytes: 1000, ...UNHURRIED });
   assert.equal(some.exitCode, 0);
   assert.equal(some.killedBy, null);
   assert.equal(some.stdout, 'y'.repeat(1000));
@@ -195,7 +201,7 @@ print(json.dumps({
     'init': read('/proc/1/cmdline').split('\\0')[0],
 }))
 `;
-  const r = await runSandboxed(code);
+  const r = await runSandboxed(code, UNHURRIED);
   assert.equal(r.exitCode, 0, r.stderr);
   const seen = JSON.parse(r.stdout);
   // Decision: /etc/passwd is the sandbox's own fake, with none of the host's entries.
@@ -253,7 +259,7 @@ for top, rw in mounts.items():
 out['writable'] = sorted(writable)
 print(json.dumps(out))
 `;
-  const r = await runSandboxed(code);
+  const r = await runSandboxed(code, UNHURRIED);
   assert.equal(r.exitCode, 0, r.stderr);
   const out = JSON.parse(r.stdout);
   // Inside the sandbox, /tmp is its own tmpfs: a project cloned under the host's /tmp has a path
@@ -274,7 +280,7 @@ print(json.dumps(out))
   // Writable at all: those three folders.
   assert.deepEqual(out.writable.filter((d: string) => !d.startsWith('/tmp/')), ['/dev/pts', '/dev/shm', '/tmp']);
   // ... and bounded: filling it past diskMb fails.
-  const fill = await runSandboxed("with open('big', 'wb') as f:\n    for _ in range(64):\n        f.write(b'z' * (1 << 20))\n", { diskMb: 16 });
+  const fill = await runSandboxed("with open('big', 'wb') as f:\n    for _ in range(64):\n        f.write(b'z' * (1 << 20))\n", { diskMb: 16, ...UNHURRIED });
   assert.notEqual(fill.exitCode, 0);
   assert.ok(/No space left|File too large/.test(fill.stderr) || fill.killedBy === 'SIGXFSZ', `${fill.killedBy} ${fill.stderr}`);
   await assertContainedAndHealthy();
@@ -305,7 +311,7 @@ except OSError as e:
 out['ifaces'] = sorted(l.split(':')[0].strip() for l in open('/proc/net/dev').read().splitlines()[2:])
 print(json.dumps(out))
 `;
-    const r = await runSandboxed(code);
+    const r = await runSandboxed(code, UNHURRIED);
     assert.equal(r.exitCode, 0, r.stderr);
     const out = JSON.parse(r.stdout);
     assert.match(out.local, /^ConnectionRefusedError/);
@@ -344,7 +350,7 @@ if os.fork() == 0:
 time.sleep(0.3)
 print('leaving')
 `;
-  const r = await runSandboxed(code);
+  const r = await runSandboxed(code, UNHURRIED);
   assert.equal(r.exitCode, 0, r.stderr);
   assert.equal(r.stdout, 'leaving\n');
   assert.deepEqual(sandboxProcesses(), [], 'the background processes are still running');
@@ -359,8 +365,8 @@ test('the concurrency limit holds: at most `limit` programs run at once', async 
   try {
     let peak = 0;
     const poll = setInterval(() => (peak = Math.max(peak, activeSandboxes())), 5);
-    const code = 'import time\nstart = time.time()\ntime.sleep(0.5)\nprint(start, time.time())\n';
-    const results = await Promise.all(Array.from({ length: 6 }, () => runSandboxed(code)));
+    const code = 'import time\nstart = time.time()\ntime.sleep(1.5)\nprint(start, time.time())\n';
+    const results = await Promise.all(Array.from({ length: 6 }, () => runSandboxed(code, UNHURRIED)));
     clearInterval(poll);
     const spans = results.map((r) => {
       assert.equal(r.exitCode, 0, r.stderr);
