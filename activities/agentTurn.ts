@@ -56,6 +56,7 @@ export function createAgentTurnActivities(deps: AgentTurnDeps) {
         min_p: input.sampling.min_p,
         max_new_tokens: input.maxNewTokens,
         stop: [],
+        ignore_eos: input.sampling.ignore_eos,
         seed: input.seed,
         enable_thinking: input.sampling.enable_thinking,
         load: loadSpec(deps, policy),

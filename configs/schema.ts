@@ -20,6 +20,9 @@ const samplingSchema = z
     top_k: z.number().int().min(-1).default(-1),
     min_p: z.number().min(0).max(1).default(0),
     enable_thinking: z.boolean().default(false),
+    // vLLM's name: generate to the length limit whatever stop tokens the model writes (for tests
+    // and benchmarks of long responses with any model).
+    ignore_eos: z.boolean().default(false),
   })
   .prefault({});
 

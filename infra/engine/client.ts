@@ -140,6 +140,7 @@ export interface GenerateRequest {
   min_p: number;
   max_new_tokens: number;
   stop: string[];
+  ignore_eos: boolean;
   seed: number | null;
   enable_thinking: boolean;
   /** How to load the policy if the engine does not hold it yet (the `load` op's fields). */

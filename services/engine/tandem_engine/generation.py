@@ -48,6 +48,7 @@ class Row:
     min_p: float = 0.0
     max_new_tokens: int = 256
     stop: list[str] = field(default_factory=list)
+    ignore_eos: bool = False  # vLLM's name: stop tokens do not end the row (stop strings still do)
     owner: object = None  # the request this row belongs to (batching.py)
     resp: list[int] = field(default_factory=list)
     lps: list[float] = field(default_factory=list)
@@ -94,7 +95,7 @@ def sample_next(bb, rows: list[Row], params: "SamplingParams", logits: torch.Ten
             continue
         r.resp.append(t)
         r.lps.append(lp)
-        if t in bb.stop_ids or (r.stop and _tail_has_stop(bb.tokenizer, r.resp, r.stop)):
+        if (t in bb.stop_ids and not r.ignore_eos) or (r.stop and _tail_has_stop(bb.tokenizer, r.resp, r.stop)):
             r.finish = "stop"
         elif len(r.resp) >= r.max_new_tokens:
             r.finish = "length"
@@ -104,7 +105,7 @@ def sample_next(bb, rows: list[Row], params: "SamplingParams", logits: torch.Ten
 
 
 def sample_of(bb, r: Row) -> dict:
-    token_stop = r.finish == "stop" and r.resp[-1] in bb.stop_ids
+    token_stop = r.finish == "stop" and r.resp[-1] in bb.stop_ids and not r.ignore_eos
     text = bb.tokenizer.decode(r.resp[:-1] if token_stop else r.resp, skip_special_tokens=True)
     if r.finish == "stop" and not token_stop:  # a stop string: cut the text where it starts
         cut = [text.find(s) for s in r.stop if s in text]

@@ -326,7 +326,7 @@ class Engine:
         return {**result, "replayed": False}
 
 
-SAMPLING = ("temperature", "top_p", "top_k", "min_p", "max_new_tokens", "stop")
+SAMPLING = ("temperature", "top_p", "top_k", "min_p", "max_new_tokens", "stop", "ignore_eos")
 
 
 def parse_generate(req: dict) -> list[dict]:
@@ -344,7 +344,8 @@ def parse_generate(req: dict) -> list[dict]:
                  n=field(r, "n", int, 1), temperature=field(r, "temperature", float, 1.0),
                  top_p=field(r, "top_p", float, 1.0), top_k=field(r, "top_k", int, -1),
                  min_p=field(r, "min_p", float, 0.0), max_new_tokens=field(r, "max_new_tokens", int, 256),
-                 stop=field(r, "stop", list, []), seed=field(r, "seed", int, None),
+                 stop=field(r, "stop", list, []), ignore_eos=field(r, "ignore_eos", bool, False),
+                 seed=field(r, "seed", int, None),
                  enable_thinking=field(r, "enable_thinking", bool, None), load=field(r, "load", dict, None))
         if (q["n"] < 1 or q["max_new_tokens"] < 0 or q["temperature"] < 0 or not 0 < q["top_p"] <= 1
                 or not 0 <= q["min_p"] <= 1 or not all(isinstance(s, str) and s for s in q["stop"])):

@@ -36,6 +36,20 @@ def test_shapes_order_and_logprobs(eng, tiny_model, tmp_path):
             assert torch.allclose(recomputed, torch.tensor(s["logprobs"]), atol=1e-4)
 
 
+def test_ignore_eos_generates_to_the_length_limit(eng, tiny_model, tmp_path):
+    eng.load_full("gen", tiny_model, tmp_path / "ck")
+    kw = dict(n=8, seed=4, max_new_tokens=120)
+    # The tiny model answers and stops well before 120 tokens in some samples; with ignore_eos
+    # the same rows (same seed) go on past their stop token to the limit.
+    plain = eng.gen("gen", PLAN_PROMPT, **kw)
+    assert any(s["finish_reason"] == "stop" for s in plain)
+    for p, s in zip(plain, eng.gen("gen", PLAN_PROMPT, ignore_eos=True, **kw)):
+        assert s["finish_reason"] == "length"
+        assert len(s["response_ids"]) == len(s["logprobs"]) == 120
+        assert s["response_ids"][: len(p["response_ids"])] == p["response_ids"]
+        assert "<|im_end|>" not in s["text"]
+
+
 def test_seeded_greedy_top_k_and_min_p(eng, tiny_model, tmp_path):
     eng.load_full("gen", tiny_model, tmp_path / "ck")
 
