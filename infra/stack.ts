@@ -68,6 +68,11 @@ function temporalService(s: StackSettings): Service {
       args: [
         'server', 'start-dev',
         '--db-filename', join(dir, 'temporal.db'),
+        // A write-ahead log, synced at checkpoints rather than at every commit: a killed server
+        // loses no committed transaction (the log is replayed on open); only an OS crash or a
+        // power cut can lose the last ones. SQLite's default syncs a rollback journal per commit.
+        '--sqlite-pragma', 'journal_mode=wal',
+        '--sqlite-pragma', 'synchronous=normal',
         '--ip', '127.0.0.1',
         '--port', String(s.temporalPort),
         '--ui-port', String(s.temporalUiPort),

@@ -111,6 +111,8 @@ export async function rolloutThroughStack(client: Client, cfg: RunConfig, runId:
   let cpu0: Record<string, number> | undefined;
   for (;;) {
     const p = await handle.query(progressQuery).catch(() => undefined);
+    // A run that ended before its rollout was measured (a bad config, a worker on older code) ends the bench with its failure.
+    if (!p && (await handle.describe()).status.name !== 'RUNNING') await handle.result();
     if (!cpu0 && p && (p.episodesInFlight > 0 || p.episodesDone > 0)) cpu0 = cpu();
     if (p && (p.status === 'updating' || p.iteration > 0 || (p.episodesDone >= episodes && p.episodesInFlight === 0))) break;
     await new Promise((r) => setTimeout(r, 100));
