@@ -20,12 +20,10 @@ import shutil
 import time
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TQDM_DISABLE", "1")  # set-up logs stay one line per step
 
 import torch  # noqa: E402
 from transformers import AutoModelForCausalLM, AutoTokenizer  # noqa: E402
-from transformers.utils import logging  # noqa: E402
-
-logging.disable_progress_bar()  # set-up logs stay one line per step
 
 
 def convert(gguf: str, out: str) -> dict:
