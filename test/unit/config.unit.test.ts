@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -193,5 +193,15 @@ test('every shipped config passes the check, one per environment and level', () 
       const r = loadRunConfig(file);
       assert.ok(r.ok, `${file}: ${JSON.stringify(!r.ok && r.issues)}`);
     }
+  }
+});
+
+test('the real-model configs (configs/smollm2/) pass the check and point at the converted SmolLM2 folder', () => {
+  const files = readdirSync('configs/smollm2').filter((f) => f.endsWith('.yaml')).sort();
+  assert.deepEqual(files, ['math_L0_single_agent.yaml', 'math_L1_prompt.yaml', 'math_L2_lora.yaml', 'planpath_L1_prompt.yaml', 'planpath_L2_lora.yaml']);
+  for (const f of files) {
+    const r = loadRunConfig(`configs/smollm2/${f}`);
+    assert.ok(r.ok, `${f}: ${JSON.stringify(!r.ok && r.issues)}`);
+    assert.deepEqual(Object.values(r.config.base_models).map((m) => m.path), ['.tools/models/smollm2-135m-instruct'], f);
   }
 });
