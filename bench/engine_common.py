@@ -70,6 +70,27 @@ def build_model(size: str = "small", seed: int = 0) -> tuple[str, int]:
     return out, sum(p.numel() for p in model.parameters())
 
 
+def add_model_args(ap) -> None:
+    """--size (a random-init Llama, the default) or --model-dir (a local HF folder, e.g. the SmolLM2
+    folder the set-up converts: .tools/models/smollm2-135m-instruct)."""
+    ap.add_argument("--size", default="small", choices=sorted(SIZES))
+    ap.add_argument("--model-dir", help="a local HF folder to measure instead of a random-init model")
+
+
+def bench_model(args) -> tuple[str, int, str]:
+    """The benchmark's model. -> (folder, number of parameters, a description for RESULTS.md)."""
+    if not args.model_dir:
+        path, n_params = build_model(args.size)
+        return path, n_params, model_desc(args.size, n_params)
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    path = os.path.abspath(args.model_dir)
+    config = AutoConfig.from_pretrained(path, local_files_only=True)
+    n_params = sum(p.numel() for p in AutoModelForCausalLM.from_pretrained(path, local_files_only=True).parameters())
+    return path, n_params, (f"{os.path.basename(path)} ({config.architectures[0]}, {n_params / 1e6:.1f}M parameters, "
+                            f"{config.num_hidden_layers} layers, hidden {config.hidden_size}, vocab {config.vocab_size}), fp32")
+
+
 def model_desc(size: str, n_params: int) -> str:
     s = SIZES[size]
     return (f"random-init Llama \"{size}\" ({n_params / 1e6:.1f}M parameters: hidden {s['hidden_size']}, "
@@ -214,6 +235,11 @@ def versions(*names: str) -> str:
     import importlib
 
     return ", ".join(f"{n} {importlib.import_module(n).__version__}" for n in names)
+
+
+def section(name: str, args) -> str:
+    """The RESULTS.md section of a benchmark: its own for a --model-dir, beside the random model's."""
+    return f"{name}, {os.path.basename(os.path.abspath(args.model_dir))}" if args.model_dir else name
 
 
 def write_section(name: str, lines: list[str]) -> None:

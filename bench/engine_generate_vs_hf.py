@@ -56,7 +56,7 @@ def profile(fn) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--size", default="small", choices=sorted(ec.SIZES))
+    ec.add_model_args(ap)
     ap.add_argument("--prompts", type=int, default=8)
     ap.add_argument("--n", type=int, default=4, help="samples per prompt")
     ap.add_argument("--tokens", type=int, default=128, help="new tokens per row")
@@ -69,7 +69,7 @@ def main() -> None:
     import torch
     from transformers import GenerationConfig
 
-    path, n_params = ec.build_model(args.size)
+    path, n_params, desc = ec.bench_model(args)
     eng = ec.engine()
     ec.call(eng, "load", policy="gen", kind="full", model_path=path, optim=ec.OPTIM, checkpoint_root="")
     ec.no_stop_tokens(eng)
@@ -110,7 +110,7 @@ def main() -> None:
     cpu = {k: ec.stats(v)["median"] for k, v in ec.CPU_SECONDS.items()}
     lines = [
         f"Machine: {ec.machine()}. {ec.versions('transformers')}.",
-        f"Model: {ec.model_desc(args.size, n_params)}.",
+        f"Model: {desc}.",
         f"Batch: {args.prompts} Plan-Path prompts ({min(map(len, ids))}-{P} tokens) x n={args.n} = {len(ids)} rows, "
         f"{args.tokens} new tokens each (no stop: {expected} tokens per call on both sides), temperature 1, "
         f"no top-k/top-p. Engine: in-process `Engine.handle` generate op (tandem_engine.server). "
@@ -132,7 +132,7 @@ def main() -> None:
                   "concatenates every layer's keys and values at every step)."]
     if args.profile:
         lines += ["", profile(run_engine)]
-    ec.write_section("engine_generate_vs_hf", lines)
+    ec.write_section(ec.section("engine_generate_vs_hf", args), lines)
 
 
 if __name__ == "__main__":

@@ -75,7 +75,7 @@ def child(setting: str, path: str, args) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--size", default="small", choices=sorted(ec.SIZES))
+    ec.add_model_args(ap)
     ap.add_argument("--prompts", type=int, default=4)
     ap.add_argument("--n", type=int, default=4)
     ap.add_argument("--response", type=int, default=128)
@@ -87,7 +87,7 @@ def main() -> None:
         print(json.dumps(child(args.child, args.model, args)))
         return
 
-    path, n_params = ec.build_model(args.size)
+    path, n_params, desc = ec.bench_model(args)
     # glibc's default malloc keeps freed activation buffers in its heap (dynamic mmap threshold up to
     # 32 MiB); a fixed 1 MiB threshold serves every large tensor by mmap and returns it on free.
     variants = {"default": {}, "mmap1m": {"MALLOC_MMAP_THRESHOLD_": str(2**20)}}
@@ -108,7 +108,7 @@ def main() -> None:
 
     lines = [
         f"Machine: {ec.machine()}. {ec.versions('transformers', 'peft')}.",
-        f"Model: {ec.model_desc(args.size, n_params)} ({n_params * 4 / 2**20:.0f} MiB of fp32 weights); LoRA rank "
+        f"Model: {desc} ({n_params * 4 / 2**20:.0f} MiB of fp32 weights); LoRA rank "
         f"{ec.LORA['rank']} all-linear; AdamW.",
         f"Each setting in a fresh process (in-process engine): load the policies, then one `update` per policy on "
         f"{args.prompts} Plan-Path prompts x n={args.n} samples with {args.response} response tokens (default "
@@ -122,7 +122,7 @@ def main() -> None:
         *[f"| {s} | {runs[s, 'default'][0]['trainable'] / 1e6:.2f}M | {col(s, 'default', 'hwm')} | "
           f"{col(s, 'default', 'rss')} | {col(s, 'mmap1m', 'hwm')} | {col(s, 'mmap1m', 'rss')} |" for s in SETTINGS],
     ]
-    ec.write_section("engine_memory", lines)
+    ec.write_section(ec.section("engine_memory", args), lines)
 
 
 if __name__ == "__main__":

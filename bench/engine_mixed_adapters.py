@@ -24,14 +24,14 @@ import engine_common as ec
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--size", default="small", choices=sorted(ec.SIZES))
+    ec.add_model_args(ap)
     ap.add_argument("--adapters", type=int, default=3)
     ap.add_argument("--n", type=int, default=8, help="samples (rows) per agent")
     ap.add_argument("--tokens", type=int, default=64, help="new tokens per row")
     ap.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args()
 
-    path, n_params = ec.build_model(args.size)
+    path, n_params, desc = ec.bench_model(args)
     eng = ec.engine()
     keys = [f"agent{i}" for i in range(args.adapters)]
     for k in keys:
@@ -65,7 +65,7 @@ def main() -> None:
     best = {k: ec.stats(v)["best"] for k, v in times.items()}
     lines = [
         f"Machine: {ec.machine()}. {ec.versions('transformers', 'peft')}.",
-        f"Model: {ec.model_desc(args.size, n_params)}; {args.adapters} LoRA adapters (rank {ec.LORA['rank']}, "
+        f"Model: {desc}; {args.adapters} LoRA adapters (rank {ec.LORA['rank']}, "
         f"all-linear) on the one shared base.",
         f"Batch: {args.adapters} agents x n={args.n} rows, each agent its own Plan-Path prompt "
         f"({min(lens)}-{max(lens)} tokens), {args.tokens} new tokens per row (no stop: {expected} tokens per mode), "
@@ -92,7 +92,7 @@ def main() -> None:
         f"max_new_tokens=1 takes {ec.spread(prefill['mixed n=1'])} s, against "
         f"{ec.stats(prefill['mixed'])['median']:.3f} s (median) with n={args.n}.",
     ]
-    ec.write_section("engine_mixed_adapters", lines)
+    ec.write_section(ec.section("engine_mixed_adapters", args), lines)
 
 
 if __name__ == "__main__":

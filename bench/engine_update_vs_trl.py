@@ -33,7 +33,7 @@ import engine_common as ec
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--size", default="small", choices=sorted(ec.SIZES))
+    ec.add_model_args(ap)
     ap.add_argument("--prompts", type=int, default=4)
     ap.add_argument("--n", type=int, default=4, help="samples per prompt")
     ap.add_argument("--response", type=int, default=128, help="response tokens per sample")
@@ -47,7 +47,7 @@ def main() -> None:
 
     from tandem_engine import checkpoint
 
-    path, n_params = ec.build_model(args.size)
+    path, n_params, desc = ec.bench_model(args)
     eng = ec.engine()
     ec.call(eng, "load", policy="p", kind="full", model_path=path, optim=ec.OPTIM, checkpoint_root="")
     policy = eng.policies["p"]
@@ -147,7 +147,7 @@ def main() -> None:
     trl_tokens = B * (P + R)
     lines = [
         f"Machine: {ec.machine()}. {ec.versions('transformers', 'trl')}.",
-        f"Model: {ec.model_desc(args.size, n_params)}; full fine-tuning (every weight trainable) on both sides.",
+        f"Model: {desc}; full fine-tuning (every weight trainable) on both sides.",
         f"Batch: {args.prompts} Plan-Path prompts ({min(map(len, prompt_ids))}-{P} tokens) x n={args.n} = {B} samples, "
         f"{R} random response tokens each ({B * R} loss tokens), random advantages; token-mean (TRL `dapo`), clip "
         f"0.2, no KL, recomputed old log-probs, grad clip 1.0, one AdamW step, no micro-batching on either side.",
@@ -180,7 +180,7 @@ def main() -> None:
         f"engine's forward and backward see {engine_tokens} tokens; TRL runs every prompt + completion row in full, "
         f"{trl_tokens} tokens (prompts left-padded to the longest).",
     ]
-    ec.write_section("engine_update_vs_trl", lines)
+    ec.write_section(ec.section("engine_update_vs_trl", args), lines)
 
 
 if __name__ == "__main__":

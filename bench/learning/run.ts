@@ -1,7 +1,8 @@
 // Proof of learning: the reference's results table in small, on this machine's stack.
-//   node --import tsx bench/learning/run.ts [--tokens N] [--val-problems N] [--val-samples N] [--batch N] [--map N]
-//                                           [--rows id,id,...]
-// Plan-Path (map N x N) with the tiny model: every training row trains until its updates have
+//   node --import tsx bench/learning/run.ts [--suite planpath|smollm2-math] [--tokens N] [--val-problems N]
+//                                           [--val-samples N] [--batch N] [--map N] [--rows id,id,...]
+// --suite planpath (the default): Plan-Path (map N x N) with the tiny model; --suite smollm2-math:
+// math with SmolLM2-135M-Instruct (configs/smollm2/). Every training row trains until its updates have
 // consumed N sampled response tokens (then `stop`: the iteration in flight finishes), and every
 // row is evaluated on the same held-out problems (validation seeds, --val-samples episodes each,
 // sampled with the config's val_llm_config).
@@ -26,23 +27,31 @@ interface Row {
   algorithm: 'grpo' | 'at_grpo' | null;
 }
 
-const L0 = 'configs/planpath/planpath_L0_single_agent.yaml';
-const L1 = 'configs/planpath/planpath_L1_prompt.yaml';
-const L2 = 'configs/planpath/planpath_L2_lora.yaml';
-const ROWS: Row[] = [
-  { id: 'single', label: 'single agent', file: L0, algorithm: null },
-  { id: 'single-grpo', label: 'single agent + GRPO', file: L0, algorithm: 'grpo' },
-  { id: 'multi', label: 'two agents, no RL', file: L1, algorithm: null },
-  { id: 'multi-grpo', label: 'two agents + plain GRPO', file: L1, algorithm: 'grpo' },
-  { id: 'at-grpo-l1', label: 'AT-GRPO L1 (one shared model)', file: L1, algorithm: 'at_grpo' },
-  { id: 'at-grpo-l2', label: 'AT-GRPO L2 (one LoRA adapter per agent)', file: L2, algorithm: 'at_grpo' },
-];
+/** The rows of a suite: the reference's table in small, on one environment and model. */
+function rowsOf(dir: string, prefix: string): Row[] {
+  const L0 = `${dir}/${prefix}_L0_single_agent.yaml`;
+  const L1 = `${dir}/${prefix}_L1_prompt.yaml`;
+  const L2 = `${dir}/${prefix}_L2_lora.yaml`;
+  return [
+    { id: 'single', label: 'single agent', file: L0, algorithm: null },
+    { id: 'single-grpo', label: 'single agent + GRPO', file: L0, algorithm: 'grpo' },
+    { id: 'multi', label: 'two agents, no RL', file: L1, algorithm: null },
+    { id: 'multi-grpo', label: 'two agents + plain GRPO', file: L1, algorithm: 'grpo' },
+    { id: 'at-grpo-l1', label: 'AT-GRPO L1 (one shared model)', file: L1, algorithm: 'at_grpo' },
+    { id: 'at-grpo-l2', label: 'AT-GRPO L2 (one LoRA adapter per agent)', file: L2, algorithm: 'at_grpo' },
+  ];
+}
 
 function arg(name: string, fallback: string): string {
   const at = process.argv.indexOf(`--${name}`);
   return at >= 0 && process.argv[at + 1] !== undefined ? process.argv[at + 1] : fallback;
 }
 
+// planpath: Plan-Path with the tiny model; smollm2-math: math (the project's generated problems)
+// with SmolLM2-135M-Instruct, configs/smollm2/.
+const suite = arg('suite', 'planpath');
+if (suite !== 'planpath' && suite !== 'smollm2-math') throw new Error(`--suite: planpath or smollm2-math, not '${suite}'`);
+const ROWS = suite === 'planpath' ? rowsOf('configs/planpath', 'planpath') : rowsOf('configs/smollm2', 'math');
 const budget = Number(arg('tokens', '60000'));
 const valProblems = Number(arg('val-problems', '64'));
 const valSamples = Number(arg('val-samples', '2'));
@@ -53,7 +62,7 @@ const stamp = new Date().toISOString().slice(0, 16).replace(/[-:T]/g, '');
 
 function config(row: Row): RunConfig {
   const loaded = loadRunConfig(row.file, [
-    `env.map_size=${map}`,
+    ...(suite === 'planpath' ? [`env.map_size=${map}`] : []),
     `training.train_batch_size=${batch}`,
     'training.total_training_steps=1000', // the token budget ends the run, not the step count
     'training.val_freq=0',
@@ -118,19 +127,21 @@ async function main(): Promise<void> {
   console.log(`## learning (${new Date().toISOString().slice(0, 10)})
 
 Machine: ${cpu.length} x ${cpu[0]?.model ?? 'CPU'}, no GPU. Stack: the local Temporal, Kafka, Postgres and workers.
-Plan-Path ${map}x${map}, max_turns and rewards as in the configs; model: the tiny model infra/setup.sh builds
-(.tools/models/tandem-tiny). Training rows: ${batch} problems per iteration, K = ${config(ROWS[4]).training.train_sample_num},
+${suite === 'planpath' ? `Plan-Path ${map}x${map}, max_turns and rewards as in the configs; model: the tiny model infra/setup.sh builds
+(.tools/models/tandem-tiny).` : `Math (the project's generated arithmetic and word problems), max_turns, lengths and rewards as in
+configs/smollm2/; model: SmolLM2-135M-Instruct (.tools/models/smollm2-135m-instruct).`} Training rows: ${batch} problems per iteration, K = ${config(ROWS[4]).training.train_sample_num},
 each config's own update settings, run until their updates consumed ${budget} sampled response tokens (the
 iteration in flight then finishes). Evaluation: the same ${valProblems} held-out problems (validation seeds) for
 every row, each played ${valSamples} times, sampled with the configs' val_llm_config (temperature ${config(ROWS[4]).agent_policy_configs.agent_configs.agent_0.val_llm_config.temperature}); success = the
-episode's goal reached, over all ${valProblems * valSamples} episodes.
+episode's goal reached, over all ${valProblems * valSamples} episodes (± one standard error,
+sqrt(p(1-p)/n), n = ${valProblems * valSamples}).
 
 | method | level | iterations | sampled tokens | held-out success | mean reward per agent | wall min |
 |---|---|---|---|---|---|---|
 ${results
   .map(
     (r) =>
-      `| ${r.row.label} | ${r.row.file.match(/_(L\d)_/)![1]} | ${r.iterations} | ${r.tokens} | ${(100 * r.evaluation.successRate).toFixed(1)}% | ${Object.entries(
+      `| ${r.row.label} | ${r.row.file.match(/_(L\d)_/)![1]} | ${r.iterations} | ${r.tokens} | ${(100 * r.evaluation.successRate).toFixed(1)}% ± ${(100 * Math.sqrt((r.evaluation.successRate * (1 - r.evaluation.successRate)) / (valProblems * valSamples))).toFixed(1)} | ${Object.entries(
         r.evaluation.rewardByAgent,
       )
         .map(([a, x]) => `${a} ${x.toFixed(2)}`)
