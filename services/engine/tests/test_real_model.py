@@ -13,6 +13,7 @@ import subprocess
 import sys
 
 import pytest
+import torch
 
 from conftest import ENGINE_DIR, LORA, OPTIM, as_train, load_hf, teacher_forced
 
@@ -116,3 +117,52 @@ print(json.dumps({{"vocab": len(tok), "template": bool(tok.chat_template), "logp
 """)
     assert theirs["vocab"] == 49152 and theirs["template"]
     assert theirs["logprobs"] == pytest.approx(probe["logprobs"], abs=2e-3)
+
+
+def test_loss_and_gradient_equal_trl_on_this_model(eng, hf, tmp_path):
+    """TRL-parity of the loss (test_loss_trl.py) re-checked on this model: its own per-token log-probs
+    of sampled responses, old log-probs moved off them so that both clip branches act, and the
+    gradient compared on the model's weights, not only on the log-probs."""
+    from test_loss_trl import trl_loss
+    from tandem_engine.ppo import policy_loss
+
+    model, _ = hf
+    eng.load_full("g", SMOL, tmp_path / "g")
+    samples = eng.gen("g", MATH, n=4, seed=3, max_new_tokens=16)
+    B, T = len(samples), max(len(s["response_ids"]) for s in samples)
+    mask = torch.tensor([[1.0] * len(s["response_ids"]) + [0.0] * (T - len(s["response_ids"])) for s in samples])
+    g = torch.Generator().manual_seed(0)
+    generated = torch.tensor([s["logprobs"] + [0.0] * (T - len(s["logprobs"])) for s in samples])
+    old = generated + (torch.rand(B, T, generator=g) - 0.5) * 0.8
+    adv = torch.tensor([1.0, -1.0, 0.5, -0.5])
+    probe = ["model.embed_tokens.weight", "model.layers.0.self_attn.q_proj.weight", "model.layers.29.mlp.down_proj.weight"]
+
+    def loss_and_grads(loss_of):
+        model.zero_grad()
+        rows = []
+        for s in samples:
+            ids = torch.tensor([s["prompt_ids"] + s["response_ids"]])
+            logp = torch.log_softmax(model(input_ids=ids).logits[0].float(), -1)
+            pos = torch.arange(len(s["response_ids"])) + len(s["prompt_ids"]) - 1
+            lp = logp[pos, torch.tensor(s["response_ids"])]
+            rows.append(torch.nn.functional.pad(lp, (0, T - len(lp))))
+        loss = loss_of(torch.stack(rows))
+        loss.backward()
+        params = dict(model.named_parameters())
+        return loss.item(), {n: params[n].grad.clone() for n in probe}
+
+    stats = {}
+
+    def our_loss(new):
+        loss, st = policy_loss(new, old, adv, mask, 0.2, 0.28, None, "token-mean")
+        stats.update(st)
+        return loss
+
+    ours, our_grads = loss_and_grads(our_loss)
+    assert 0 < stats["clipped"] < mask.sum().item()  # the clip does act
+    theirs, their_grads = loss_and_grads(lambda new: trl_loss(new, old, adv, mask, "bnpo", 0.2, 0.28)[0])
+    model.zero_grad()
+    assert ours == pytest.approx(theirs, abs=1e-6)
+    for n in probe:
+        assert our_grads[n].abs().sum() > 0, n
+        assert torch.allclose(our_grads[n], their_grads[n], atol=1e-7, rtol=1e-5), n
