@@ -3,12 +3,12 @@
 // how to load the policy should the engine not hold it yet (no round trip of its own). The
 // token-level record of each candidate goes to the rollouts topic; only the text and a sample id
 // go back into workflow history.
-import { activityInfo, Context } from '@temporalio/activity';
+import { activityInfo, ApplicationFailure, Context } from '@temporalio/activity';
 import type { SamplingConfig } from '../configs/schema.js';
 import { policyKey, sampleIdOf } from '../domain/ids.js';
 import type { ChatMessage } from '../envs/types.js';
 import type { LazyProducer } from '../infra/kafka/client.js';
-import type { GenerateResult } from '../infra/engine/client.js';
+import { EngineError, type GenerateResult } from '../infra/engine/client.js';
 import { TOPICS } from '../infra/settings.js';
 import { loadSpec, offPolicy, type EngineDeps } from '../policy/activities.js';
 import { engineKey, type PolicyRef } from '../policy/ref.js';
@@ -25,6 +25,9 @@ export interface AgentTurnInput {
   k: number;
   sampling: SamplingConfig;
   maxNewTokens: number;
+  /** training.max_prompt_length and training.truncation (absent in turns scheduled before they existed: no limit). */
+  maxPromptTokens?: number;
+  truncation?: 'error' | 'left';
   seed: number;
   /** Publish the token-level records for an update (false for evaluation turns). */
   record: boolean;
@@ -35,6 +38,16 @@ export interface CandidateText {
   text: string;
   finishReason: string;
   responseTokens: number;
+}
+
+/** A prompt over training.max_prompt_length fails for good: a retry renders the same prompt. */
+function promptTooLong(err: unknown, input: AgentTurnInput): unknown {
+  if (!(err instanceof EngineError) || err.type !== 'PromptTooLong') return err;
+  return ApplicationFailure.nonRetryable(
+    `${input.agent}'s prompt in turn ${input.turn} of ${input.episodeId}: ${err.message} by training.max_prompt_length ` +
+      `(training.truncation: error; raise max_prompt_length, or set truncation to left to keep the prompt's last tokens)`,
+    'PromptTooLong',
+  );
 }
 
 export interface AgentTurnDeps extends EngineDeps {
@@ -57,13 +70,15 @@ export function createAgentTurnActivities(deps: AgentTurnDeps) {
         max_new_tokens: input.maxNewTokens,
         stop: [],
         ignore_eos: input.sampling.ignore_eos,
+        max_prompt_tokens: input.maxPromptTokens ?? null,
+        truncation: input.truncation ?? 'error',
         seed: input.seed,
         enable_thinking: input.sampling.enable_thinking,
         load: loadSpec(deps, policy),
       };
       const { results } = await deps.engine
         .request<{ results: GenerateResult[] }>('generate', { requests: [request] }, Context.current().cancellationSignal)
-        .catch((err) => Promise.reject(offPolicy(err)));
+        .catch((err) => Promise.reject(promptTooLong(offPolicy(err), input)));
       const { samples } = results[0];
       // A retried attempt samples afresh under new ids; the old attempt's records are never
       // scored, so the update's join by sample id leaves them out.

@@ -64,6 +64,10 @@ const trainingSchema = z
     // Tandem: how many held-out problems an evaluation plays (validation seeds, envs/shared/seeds.ts).
     val_problems: z.number().int().min(1).default(16),
     max_prompt_length: z.number().int().min(16).default(2048),
+    // Tandem (the reference's data.truncation): a prompt longer than max_prompt_length (chat
+    // template applied) fails its episode (error), or keeps only its last max_prompt_length
+    // tokens (left).
+    truncation: z.enum(['error', 'left']).default('error'),
     max_response_length: z.number().int().min(1).default(256),
     lora_rank: z.number().int().min(0).optional(),
     lora_alpha: z.number().min(0).optional(),

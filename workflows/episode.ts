@@ -68,6 +68,8 @@ export async function episode(input: EpisodeInput): Promise<EpisodeSummary> {
         sampling: phase === 'train' ? config.train_llm_config : config.val_llm_config,
         record: phase === 'train',
         maxNewTokens: cfg.training.max_response_length,
+        maxPromptTokens: cfg.training.max_prompt_length,
+        truncation: cfg.training.truncation,
         seed: samplingSeed(episodeId, turn, agent),
       });
     },

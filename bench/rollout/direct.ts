@@ -54,6 +54,8 @@ export async function rolloutDirect(cfg: RunConfig, runId: string, dataDir: stri
           n: planned[j].candidates,
           ...sampling,
           max_new_tokens: cfg.training.max_response_length,
+          max_prompt_tokens: cfg.training.max_prompt_length,
+          truncation: cfg.training.truncation,
           stop: [],
           seed: samplingSeed(episodeId, turn, agent),
           load: loadSpec(deps, policy), // as agentTurn: the engine loads it on first use

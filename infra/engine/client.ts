@@ -142,6 +142,9 @@ export interface GenerateRequest {
   stop: string[];
   ignore_eos: boolean;
   seed: number | null;
+  /** The most tokens the rendered prompt may have (null: no limit), and what happens above it. */
+  max_prompt_tokens: number | null;
+  truncation: 'error' | 'left';
   enable_thinking: boolean;
   /** How to load the policy if the engine does not hold it yet (the `load` op's fields). */
   load?: LoadSpec;

@@ -5,7 +5,7 @@
 // planted change to a reward or an action, or a deleted event, makes verify fail naming the step.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { after, test } from 'node:test';
 import { promisify } from 'node:util';
 import { and, eq, like, sql } from 'drizzle-orm';
@@ -63,10 +63,12 @@ async function recordedRun(config: string, overrides: string[], expect: { proble
   return runId;
 }
 
-// Every environment's L1 config, with the scripted player acting for every agent.
+// Every environment's L1 config (configs/<env>/<env>_L1_prompt.yaml; configs/smollm2/ holds a
+// model's configs, not an environment's), with the scripted player acting for every agent.
 const ENV_CONFIGS = readdirSync('configs', { withFileTypes: true })
   .filter((d) => d.isDirectory())
   .map((d) => `configs/${d.name}/${d.name}_L1_prompt.yaml`)
+  .filter((f) => existsSync(f))
   .sort();
 const scriptedRuns = new Map<string, string>();
 

@@ -65,6 +65,16 @@ test('an off-policy turn fails for good', async () => {
   });
 });
 
+test('a prompt over training.max_prompt_length fails for good, naming the key; truncation left keeps its last tokens', async () => {
+  await assert.rejects(run(turn({ maxPromptTokens: 16 })), (err: unknown) => {
+    assert.ok(err instanceof ApplicationFailure && err.nonRetryable && err.type === 'PromptTooLong', String(err));
+    assert.match(err.message, /plan_agent's prompt in turn 0 of .*\/it0\/ep0: the prompt has \d+ tokens, more than the 16 allowed by training\.max_prompt_length/);
+    return true;
+  });
+  const kept = await run(turn({ maxPromptTokens: 16, truncation: 'left' }));
+  assert.equal(kept.length, 2);
+});
+
 test('a cancelled turn stops its rows in the engine, and the engine goes on', async () => {
   const env = new MockActivityEnvironment();
   // ignore_eos: no row can end by itself before the cancel.

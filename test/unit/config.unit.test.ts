@@ -205,3 +205,25 @@ test('the real-model configs (configs/smollm2/) pass the check and point at the 
     assert.deepEqual(Object.values(r.config.base_models).map((m) => m.path), ['.tools/models/smollm2-135m-instruct'], f);
   }
 });
+
+test("max_prompt_length + max_response_length beyond a base model's context is an error naming both keys", () => {
+  const over = loadRunConfig('configs/planpath/planpath_L1_prompt.yaml', ['training.max_prompt_length=2016', 'training.max_response_length=48']);
+  assert.equal(over.ok, false);
+  assert.deepEqual(!over.ok && over.issues.map((i) => i.path), ['training.max_prompt_length']);
+  assert.match(
+    !over.ok ? over.issues[0].message : '',
+    /^training\.max_prompt_length \(2016\) \+ training\.max_response_length \(48\) = 2064 tokens, more than the 2048 of base_models\.policy_0 \(\.tools\/models\/tandem-tiny: max_position_embeddings\)$/,
+  );
+  assert.ok(loadRunConfig('configs/planpath/planpath_L1_prompt.yaml', ['training.max_prompt_length=2000', 'training.max_response_length=48']).ok);
+  // SmolLM2's context is 8,192 tokens; a .gguf file or a missing folder is not read here.
+  assert.ok(loadRunConfig('configs/smollm2/math_L1_prompt.yaml', ['training.max_prompt_length=4096', 'training.max_response_length=4096']).ok);
+  assert.equal(loadRunConfig('configs/smollm2/math_L1_prompt.yaml', ['training.max_prompt_length=4096', 'training.max_response_length=4097']).ok, false);
+  assert.ok(loadRunConfig('configs/planpath/planpath_L1_prompt.yaml', ['base_models.policy_0.path=/no/such/model', 'training.max_prompt_length=9000']).ok);
+});
+
+test('training.truncation is error (the reference) or left, named by path when wrong', () => {
+  const ok = loadRunConfig(SKELETON);
+  assert.equal(ok.ok && ok.config.training.truncation, 'error');
+  const bad = loadRunConfig(SKELETON, ['training.truncation=right']);
+  assert.deepEqual(!bad.ok && bad.issues.map((i) => i.path), ['training.truncation']);
+});

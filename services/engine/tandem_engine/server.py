@@ -166,7 +166,8 @@ class Engine:
                     raise EngineError("VersionMismatch",
                                       f"policy {p.key!r} is at version {p.version}, request wants {r['version']}")
                 seed = r["seed"] if r["seed"] is not None else secrets.randbits(63)
-                prompt = p.backbone.render(r["messages"], r["enable_thinking"])
+                prompt = fit_prompt(p.backbone.render(r["messages"], r["enable_thinking"]), r["max_prompt_tokens"],
+                                    r["truncation"])
                 rows = [Row(prompt, row_generator(self.device, seed, k), adapter=p.adapter, owner=job,
                             **{f: r[f] for f in SAMPLING}) for k in range(r["n"])]
                 job.started.append((p, rows))
@@ -329,6 +330,16 @@ class Engine:
 SAMPLING = ("temperature", "top_p", "top_k", "min_p", "max_new_tokens", "stop", "ignore_eos")
 
 
+def fit_prompt(ids: list[int], limit: int | None, truncation: str) -> list[int]:
+    """The rendered prompt within `limit` tokens: as it is, its last `limit` tokens (truncation "left":
+    the system prompt and the start of the conversation go first), or the error PromptTooLong."""
+    if limit is None or len(ids) <= limit:
+        return ids
+    if truncation == "left":
+        return ids[-limit:]
+    raise EngineError("PromptTooLong", f"the prompt has {len(ids)} tokens, more than the {limit} allowed")
+
+
 def parse_generate(req: dict) -> list[dict]:
     """The requests of a generate op, checked and with their defaults (no policy needed yet)."""
     out = []
@@ -345,12 +356,17 @@ def parse_generate(req: dict) -> list[dict]:
                  top_p=field(r, "top_p", float, 1.0), top_k=field(r, "top_k", int, -1),
                  min_p=field(r, "min_p", float, 0.0), max_new_tokens=field(r, "max_new_tokens", int, 256),
                  stop=field(r, "stop", list, []), ignore_eos=field(r, "ignore_eos", bool, False),
+                 max_prompt_tokens=field(r, "max_prompt_tokens", int, None),
+                 truncation=field(r, "truncation", str, "error"),
                  seed=field(r, "seed", int, None),
                  enable_thinking=field(r, "enable_thinking", bool, None), load=field(r, "load", dict, None))
         if (q["n"] < 1 or q["max_new_tokens"] < 0 or q["temperature"] < 0 or not 0 < q["top_p"] <= 1
-                or not 0 <= q["min_p"] <= 1 or not all(isinstance(s, str) and s for s in q["stop"])):
+                or not 0 <= q["min_p"] <= 1 or not all(isinstance(s, str) and s for s in q["stop"])
+                or (q["max_prompt_tokens"] is not None and q["max_prompt_tokens"] < 1)
+                or q["truncation"] not in ("error", "left")):
             raise EngineError("BadRequest", f"requests[{i}]: need n >= 1, max_new_tokens >= 0, temperature >= 0, "
-                              "0 < top_p <= 1, 0 <= min_p <= 1, stop = non-empty strings")
+                              "0 < top_p <= 1, 0 <= min_p <= 1, stop = non-empty strings, max_prompt_tokens >= 1, "
+                              "truncation = error | left")
         out.append(q)
     return out
 

@@ -50,6 +50,21 @@ def test_ignore_eos_generates_to_the_length_limit(eng, tiny_model, tmp_path):
         assert "<|im_end|>" not in s["text"]
 
 
+def test_prompt_longer_than_max_prompt_tokens_fails_or_keeps_its_last_tokens(eng, tiny_model, tmp_path):
+    eng.load_full("gen", tiny_model, tmp_path / "ck")
+    full = eng.gen("gen", PLAN_PROMPT, n=1, temperature=0.0, max_new_tokens=4)[0]["prompt_ids"]
+    assert eng.gen("gen", PLAN_PROMPT, n=1, max_new_tokens=2, max_prompt_tokens=len(full))[0]["prompt_ids"] == full
+    r = eng.call("generate", requests=[dict(policy="gen", version=0, messages=PLAN_PROMPT, max_new_tokens=2,
+                                            max_prompt_tokens=len(full) - 1)])
+    assert not r["ok"] and r["error"]["type"] == "PromptTooLong"
+    assert f"{len(full)} tokens, more than the {len(full) - 1} allowed" in r["error"]["message"]
+    kept = eng.gen("gen", PLAN_PROMPT, n=2, temperature=0.0, max_new_tokens=4, max_prompt_tokens=20,
+                   truncation="left")
+    assert all(s["prompt_ids"] == full[-20:] for s in kept)
+    bad = eng.call("generate", requests=[dict(policy="gen", version=0, messages=PLAN_PROMPT, truncation="right")])
+    assert not bad["ok"] and bad["error"]["type"] == "BadRequest"
+
+
 def test_seeded_greedy_top_k_and_min_p(eng, tiny_model, tmp_path):
     eng.load_full("gen", tiny_model, tmp_path / "ck")
 
