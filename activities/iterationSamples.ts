@@ -3,7 +3,7 @@
 // records); rollouts that were never scored (a retried agent turn's first attempt) are left
 // out by the join; and every sample must come from the version the update starts from.
 import { TOPICS } from '../infra/settings.js';
-import type { RolloutRecord, TrajectoryRecord } from './records.js';
+import { rolloutOf, type RolloutRecord, type TrajectoryRecord } from './records.js';
 
 export interface IterationWanted {
   runId: string;
@@ -23,10 +23,11 @@ export function selectIterationSamples(records: { topic: string; value: string }
   const scores = new Map<string, TrajectoryRecord>();
   const tokens = new Map<string, RolloutRecord>();
   for (const { topic, value } of records) {
-    const r = JSON.parse(value) as TrajectoryRecord | RolloutRecord;
+    // Other runs' and policies' records are skipped before their token arrays are unpacked.
+    const r = JSON.parse(value) as Pick<TrajectoryRecord, 'runId' | 'policy' | 'iteration' | 'sampleId'>;
     if (r.runId !== want.runId || r.policy !== want.policy || r.iteration !== want.iteration) continue;
     if (topic === TOPICS.trajectories) scores.set(r.sampleId, r as TrajectoryRecord);
-    else if (topic === TOPICS.rollouts) tokens.set(r.sampleId, r as RolloutRecord);
+    else if (topic === TOPICS.rollouts) tokens.set(r.sampleId, rolloutOf(r));
   }
   const where = `iteration ${want.iteration} of ${want.policy}`;
   if (scores.size !== want.expected) {

@@ -60,5 +60,13 @@ export const TOPICS = {
   trajectories: 'tandem.trajectories',
 } as const;
 
+/**
+ * The largest Kafka record value Tandem writes or reads, in bytes: the broker's message.max.bytes,
+ * each topic's max.message.bytes and the consumers' fetch size per partition are set to it, and a
+ * producer refuses (naming the record) a value above it rather than let the broker drop it. A
+ * rollout record of 4,096 prompt and 8,192 response tokens packs into about 110 KB.
+ */
+export const MAX_RECORD_BYTES = 4 * 1024 * 1024;
+
 /** The line a Tandem process prints once it serves; `stack up` waits for it in the log. */
 export const READY_LINE = 'tandem:ready';

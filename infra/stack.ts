@@ -6,7 +6,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { join } from 'node:path';
-import { projectPath, READY_LINE, stackSettings, type StackSettings } from './settings.js';
+import { MAX_RECORD_BYTES, projectPath, READY_LINE, stackSettings, type StackSettings } from './settings.js';
 import { acceptsQueries, applyMigrations, ensureDatabase } from './db/migrate.js';
 import { ensureTopics } from './kafka/topics.js';
 
@@ -138,6 +138,7 @@ function kafkaProperties(s: StackSettings, logDir: string): string {
     'group.initial.rebalance.delay.ms=0',
     'auto.create.topics.enable=false',
     'log.retention.hours=-1',
+    `message.max.bytes=${MAX_RECORD_BYTES}`,
     '',
   ].join('\n');
 }

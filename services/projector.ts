@@ -7,7 +7,7 @@ import pg from 'pg';
 import type { EventEnvelope } from '../domain/events.js';
 import { applyMigrations } from '../infra/db/migrate.js';
 import { makeKafka } from '../infra/kafka/client.js';
-import { READY_LINE, stackSettings, TOPICS } from '../infra/settings.js';
+import { MAX_RECORD_BYTES, READY_LINE, stackSettings, TOPICS } from '../infra/settings.js';
 import { appendEvent } from './projector/append.js';
 
 const s = stackSettings();
@@ -15,7 +15,7 @@ const s = stackSettings();
 await applyMigrations(s.databaseUrl);
 const pool = new pg.Pool({ connectionString: s.databaseUrl, max: 2 });
 const db = drizzle(pool);
-const consumer = makeKafka(s.kafkaBrokers, 'tandem-projector').consumer({ groupId: 'tandem-projector' });
+const consumer = makeKafka(s.kafkaBrokers, 'tandem-projector').consumer({ groupId: 'tandem-projector', maxBytesPerPartition: MAX_RECORD_BYTES });
 
 await consumer.connect();
 await consumer.subscribe({ topic: TOPICS.events, fromBeginning: true });

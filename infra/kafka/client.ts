@@ -1,8 +1,13 @@
 // kafkajs clients for Tandem's processes: one Kafka instance and one connected producer each.
 import { Kafka, logLevel, Partitioners, type Producer } from 'kafkajs';
+import { MAX_RECORD_BYTES } from '../settings.js';
 
 export function makeKafka(brokers: string[], clientId: string): Kafka {
   return new Kafka({ clientId, brokers, logLevel: logLevel.WARN, retry: { retries: 8 } });
+}
+
+export class RecordTooLarge extends Error {
+  override name = 'RecordTooLarge';
 }
 
 /** A lazily connected producer; acks from all in-sync replicas before a send resolves. */
@@ -20,6 +25,11 @@ export function lazyProducer(kafka: Kafka): { send(topic: string, messages: { ke
   return {
     async send(topic, messages) {
       if (messages.length === 0) return;
+      // Refused here, named, rather than dropped by the broker (infra/settings.ts MAX_RECORD_BYTES).
+      for (const m of messages) {
+        const bytes = Buffer.byteLength(m.value);
+        if (bytes > MAX_RECORD_BYTES) throw new RecordTooLarge(`a record for ${topic} (key ${m.key}) is ${bytes} bytes, over the ${MAX_RECORD_BYTES}-byte limit`);
+      }
       await (await get()).send({ topic, acks: -1, messages });
     },
     async close() {

@@ -2,6 +2,7 @@
 // committed offsets up to the high watermarks taken at the start. The caller commits the new
 // offsets only after it has durably used the records (see commit()).
 import type { Kafka } from 'kafkajs';
+import { MAX_RECORD_BYTES } from '../settings.js';
 
 /** A read that has not reached its end by then fails (e.g. the broker died mid-read), so the caller can retry. */
 const READ_TIMEOUT_MS = 120_000;
@@ -36,7 +37,7 @@ export async function readBatch(kafka: Kafka, groupId: string, topics: string[])
     const records: BatchRead['records'] = [];
     if (remaining.size > 0) {
       // A short session, so that a member left behind by a killed reader stops blocking the group soon.
-      const consumer = kafka.consumer({ groupId, allowAutoTopicCreation: false, sessionTimeout: 10_000, heartbeatInterval: 1_000 });
+      const consumer = kafka.consumer({ groupId, allowAutoTopicCreation: false, sessionTimeout: 10_000, heartbeatInterval: 1_000, maxBytesPerPartition: MAX_RECORD_BYTES });
       await consumer.connect();
       let timer: NodeJS.Timeout | undefined;
       try {
@@ -82,7 +83,7 @@ export async function readBatch(kafka: Kafka, groupId: string, topics: string[])
  * fetch of maxWaitTimeInMs (5 s) each time, which made every update 10 s longer.
  */
 async function setOffsets(kafka: Kafka, groupId: string, topics: string[], ends: Map<string, bigint>): Promise<void> {
-  const consumer = kafka.consumer({ groupId, allowAutoTopicCreation: false, maxWaitTimeInMs: 100, sessionTimeout: 10_000, heartbeatInterval: 1_000 });
+  const consumer = kafka.consumer({ groupId, allowAutoTopicCreation: false, maxWaitTimeInMs: 100, sessionTimeout: 10_000, heartbeatInterval: 1_000, maxBytesPerPartition: MAX_RECORD_BYTES });
   await consumer.connect();
   try {
     await consumer.subscribe({ topics, fromBeginning: true });

@@ -1,6 +1,6 @@
 // Creates Tandem's topics if they are missing (idempotent; run by `stack up`).
-import { Kafka, logLevel } from 'kafkajs';
-import { TOPICS } from '../settings.js';
+import kafkajs, { Kafka, logLevel } from 'kafkajs';
+import { MAX_RECORD_BYTES, TOPICS } from '../settings.js';
 
 export const TOPIC_PARTITIONS = 3;
 
@@ -10,12 +10,18 @@ export async function ensureTopics(brokers: string[]): Promise<void> {
   try {
     const existing = new Set(await admin.listTopics());
     const missing = Object.values(TOPICS).filter((t) => !existing.has(t));
+    const limit = [{ name: 'max.message.bytes', value: String(MAX_RECORD_BYTES) }];
     if (missing.length > 0) {
       await admin.createTopics({
         waitForLeaders: true,
-        topics: missing.map((topic) => ({ topic, numPartitions: TOPIC_PARTITIONS, replicationFactor: 1 })),
+        topics: missing.map((topic) => ({ topic, numPartitions: TOPIC_PARTITIONS, replicationFactor: 1, configEntries: limit })),
       });
     }
+    // Topics made before the limit was set get it too.
+    await admin.alterConfigs({
+      validateOnly: false,
+      resources: Object.values(TOPICS).map((name) => ({ type: kafkajs.ConfigResourceTypes.TOPIC, name, configEntries: limit })),
+    });
   } finally {
     await admin.disconnect();
   }

@@ -7,7 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { asc, eq } from 'drizzle-orm';
-import type { RolloutRecord, TrajectoryRecord } from '../../activities/records.js';
+import { rolloutOf, type TrajectoryRecord } from '../../activities/records.js';
 import { events, runs } from '../../infra/db/schema.js';
 import { readBatch } from '../../infra/kafka/readBatch.js';
 import { TOPICS } from '../../infra/settings.js';
@@ -68,7 +68,7 @@ test('Kafka holds every scored sample once, in (problem, turn, agent) groups of 
   const read = await readBatch(kafka(), `e2e-check-${runId}`, [TOPICS.trajectories, TOPICS.rollouts]);
   const scored = read.records.filter((r) => r.topic === TOPICS.trajectories).map((r) => JSON.parse(r.value) as TrajectoryRecord).filter((r) => r.runId === runId);
   const tokens = new Map(
-    read.records.filter((r) => r.topic === TOPICS.rollouts).map((r) => JSON.parse(r.value) as RolloutRecord).filter((r) => r.runId === runId).map((r) => [r.sampleId, r]),
+    read.records.filter((r) => r.topic === TOPICS.rollouts).map((r) => rolloutOf(JSON.parse(r.value))).filter((r) => r.runId === runId).map((r) => [r.sampleId, r]),
   );
   const ids = new Set(scored.map((s) => s.sampleId));
   assert.equal(ids.size, scored.length, 'sample ids are unique');

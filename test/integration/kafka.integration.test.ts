@@ -3,10 +3,11 @@
 // and readBatch's "everything since the last commit" contract the update relies on.
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
+import kafkajs from 'kafkajs';
 import { lazyProducer } from '../../infra/kafka/client.js';
 import { readBatch } from '../../infra/kafka/readBatch.js';
 import { TOPIC_PARTITIONS } from '../../infra/kafka/topics.js';
-import { TOPICS } from '../../infra/settings.js';
+import { MAX_RECORD_BYTES, TOPICS } from '../../infra/settings.js';
 import { kafka } from '../support/stack.js';
 
 const k = kafka();
@@ -51,4 +52,29 @@ test('readBatch reads everything since the committed offsets, and only that afte
 
   const read3 = await readBatch(k, group, [topic]);
   assert.equal(read3.records.filter((r) => JSON.parse(r.value).tag === tag).length, 0);
+});
+
+test('record size limits are set explicitly: every topic takes MAX_RECORD_BYTES, and a 3 MB record (over Kafka’s 1 MB default) goes through and back', async () => {
+  const admin = k.admin();
+  await admin.connect();
+  try {
+    const { resources } = await admin.describeConfigs({
+      includeSynonyms: false,
+      resources: Object.values(TOPICS).map((name) => ({ type: kafkajs.ConfigResourceTypes.TOPIC, name, configNames: ['max.message.bytes'] })),
+    });
+    for (const r of resources) assert.equal(r.configEntries.find((e) => e.configName === 'max.message.bytes')?.configValue, String(MAX_RECORD_BYTES), r.resourceName);
+  } finally {
+    await admin.disconnect();
+  }
+  const topic = TOPICS.trajectories;
+  const group = `test-big-${Date.now()}`;
+  await (await readBatch(k, group, [topic])).commit();
+  const tag = `big${Date.now()}`;
+  const value = JSON.stringify({ tag, pad: 'x'.repeat(3 * 1024 * 1024) });
+  await producer.send(topic, [{ key: 'big', value }]);
+  const read = await readBatch(k, group, [topic]);
+  const mine = read.records.filter((r) => r.value.includes(tag));
+  assert.equal(mine.length, 1);
+  assert.equal(mine[0].value, value);
+  await read.commit();
 });
