@@ -5,6 +5,7 @@ import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { settings } from '../support/stack.js';
 
 const tandem = (args: string[], env: NodeJS.ProcessEnv = {}) =>
   spawnSync(process.execPath, ['bin/tandem.js', ...args], { encoding: 'utf8', env: { ...process.env, ...env } });
@@ -15,7 +16,7 @@ test('status lists every service as running, with port and log', () => {
   for (const name of ['postgres', 'kafka', 'temporal', 'projector', 'cpu-worker', 'policy-worker']) {
     assert.match(r.stdout, new RegExp(`^${name}\\s+running \\(pid \\d+\\)`, 'm'));
   }
-  assert.match(r.stdout, /^temporal .* port 17233 .*log .*temporal\.log$/m);
+  assert.match(r.stdout, new RegExp(`^temporal .* port ${settings.temporalPort} .*log .*temporal\\.log$`, 'm'));
 });
 
 test('starting a running stack again is harmless', () => {
