@@ -1,5 +1,5 @@
 // Proof of learning: the reference's results table in small, on this machine's stack.
-//   node --import tsx bench/learning/run.ts [--suite planpath|smollm2-math] [--tokens N] [--val-problems N]
+//   node --import tsx bench/learning/run.ts [--suite planpath|smollm2-math|smollm2-arith] [--tokens N] [--val-problems N]
 //                                           [--val-samples N] [--batch N] [--map N] [--rows id,id,...]
 // --suite planpath (the default): Plan-Path (map N x N) with the tiny model; --suite smollm2-math:
 // math with SmolLM2-135M-Instruct (configs/smollm2/). Every training row trains until its updates have
@@ -8,12 +8,14 @@
 // sampled with the config's val_llm_config).
 // Uses the stack the TANDEM_* settings point at (`npx tandem stack up` first). Prints one line
 // per iteration to stderr and a Markdown section for bench/RESULTS.md to stdout.
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
+import { join } from 'node:path';
 import type { Client } from '@temporalio/client';
 import { loadRunConfig } from '../../configs/load.js';
 import type { RunConfig } from '../../configs/schema.js';
 import type { EvaluationResult } from '../../domain/events.js';
-import { CPU_QUEUE } from '../../infra/settings.js';
+import { CPU_QUEUE, projectRoot } from '../../infra/settings.js';
 import { temporalClient } from '../../services/cli/temporal.js';
 import { evaluate } from '../../workflows/evaluate.js';
 import { progressQuery, stopSignal } from '../../workflows/messages.js';
@@ -49,9 +51,39 @@ function arg(name: string, fallback: string): string {
 
 // planpath: Plan-Path with the tiny model; smollm2-math: math (the project's generated problems)
 // with SmolLM2-135M-Instruct, configs/smollm2/.
+// smollm2-arith: the same configs on one-step arithmetic (a + b, a - b, a x b) written by arithmetic()
+// below, problems that a 135M model sometimes solves, so that GRPO groups get different rewards.
+const SUITES = ['planpath', 'smollm2-math', 'smollm2-arith'];
 const suite = arg('suite', 'planpath');
-if (suite !== 'planpath' && suite !== 'smollm2-math') throw new Error(`--suite: planpath or smollm2-math, not '${suite}'`);
+if (!SUITES.includes(suite)) throw new Error(`--suite: one of ${SUITES.join(', ')}, not '${suite}'`);
 const ROWS = suite === 'planpath' ? rowsOf('configs/planpath', 'planpath') : rowsOf('configs/smollm2', 'math');
+
+/** One-step arithmetic problems, {question, answer} rows: training and held-out files (different numbers). */
+function arithmetic(): string[] {
+  const dir = join(projectRoot, '.data', 'bench');
+  mkdirSync(dir, { recursive: true });
+  let x = 12345;
+  const next = (n: number) => ((x = (x * 1103515245 + 12345) % 2 ** 31), x % n);
+  const row = () => {
+    const op = next(3);
+    const a = op === 2 ? 2 + next(11) : 10 + next(90);
+    const b = 10 + next(90);
+    const [q, v] = op === 0 ? [`${a} + ${b}`, a + b] : op === 1 ? [`${Math.max(a, b)} - ${Math.min(a, b)}`, Math.abs(a - b)] : [`${a} × ${b}`, a * b];
+    return JSON.stringify({ question: `What is ${q}?`, answer: String(v) });
+  };
+  const files = { train: join(dir, 'arith-train.jsonl'), val: join(dir, 'arith-val.jsonl') };
+  const train = Array.from({ length: 4000 }, row);
+  const seen = new Set(train);
+  const val: string[] = [];
+  while (val.length < 500) {
+    const r = row();
+    if (!seen.has(r)) val.push(r), seen.add(r);
+  }
+  writeFileSync(files.train, `${train.join('\n')}\n`);
+  writeFileSync(files.val, `${val.join('\n')}\n`);
+  return [`env.dataset.path=${files.train}`, `env.val_dataset.path=${files.val}`];
+}
+const suiteOverrides = suite === 'smollm2-arith' ? arithmetic() : [];
 const budget = Number(arg('tokens', '60000'));
 const valProblems = Number(arg('val-problems', '64'));
 const valSamples = Number(arg('val-samples', '2'));
@@ -62,7 +94,7 @@ const stamp = new Date().toISOString().slice(0, 16).replace(/[-:T]/g, '');
 
 function config(row: Row): RunConfig {
   const loaded = loadRunConfig(row.file, [
-    ...(suite === 'planpath' ? [`env.map_size=${map}`] : []),
+    ...(suite === 'planpath' ? [`env.map_size=${map}`] : suiteOverrides),
     `training.train_batch_size=${batch}`,
     'training.total_training_steps=1000', // the token budget ends the run, not the step count
     'training.val_freq=0',
@@ -129,7 +161,7 @@ async function main(): Promise<void> {
 Machine: ${cpu.length} x ${cpu[0]?.model ?? 'CPU'}, no GPU. Stack: the local Temporal, Kafka, Postgres and workers.
 ${suite === 'planpath' ? `Plan-Path ${map}x${map}, max_turns and rewards as in the configs; model: the tiny model infra/setup.sh builds
 (.tools/models/tandem-tiny).` : `Math (the project's generated arithmetic and word problems), max_turns, lengths and rewards as in
-configs/smollm2/; model: SmolLM2-135M-Instruct (.tools/models/smollm2-135m-instruct).`} Training rows: ${batch} problems per iteration, K = ${config(ROWS[4]).training.train_sample_num},
+configs/smollm2/${suite === 'smollm2-arith' ? ', on one-step arithmetic problems (a + b, a - b with two-digit numbers, a x b with a of 2-12; no held-out question among the training ones)' : ''}; model: SmolLM2-135M-Instruct (.tools/models/smollm2-135m-instruct).`} Training rows: ${batch} problems per iteration, K = ${config(ROWS[4]).training.train_sample_num},
 each config's own update settings, run until their updates consumed ${budget} sampled response tokens (the
 iteration in flight then finishes). Evaluation: the same ${valProblems} held-out problems (validation seeds) for
 every row, each played ${valSamples} times, sampled with the configs' val_llm_config (temperature ${config(ROWS[4]).agent_policy_configs.agent_configs.agent_0.val_llm_config.temperature}); success = the
