@@ -7,9 +7,9 @@ import { activityInfo, ApplicationFailure, Context } from '@temporalio/activity'
 import type { SamplingConfig } from '../configs/schema.js';
 import { policyKey, sampleIdOf } from '../domain/ids.js';
 import type { ChatMessage } from '../envs/types.js';
-import type { LazyProducer } from '../infra/kafka/client.js';
+import { RecordTooLarge, type LazyProducer } from '../infra/kafka/client.js';
 import { EngineError, type GenerateResult } from '../infra/engine/client.js';
-import { MAX_RECORD_BYTES, TOPICS } from '../infra/settings.js';
+import { TOPICS } from '../infra/settings.js';
 import { loadSpec, offPolicy, type EngineDeps } from '../policy/activities.js';
 import { engineKey, type PolicyRef } from '../policy/ref.js';
 import { encodeRollout, type RolloutRecord } from './records.js';
@@ -97,16 +97,11 @@ export function createAgentTurnActivities(deps: AgentTurnDeps) {
       }));
       if (input.record) {
         const key = policyKey(policy.runId, policy.spec.name);
-        const values = records.map((r) => ({ sampleId: r.sampleId, value: encodeRollout(r) }));
-        // Over the record limit a retry would fail the same way: for good, naming the sample.
-        const tooBig = values.find((v) => Buffer.byteLength(v.value) > MAX_RECORD_BYTES);
-        if (tooBig) {
-          throw ApplicationFailure.nonRetryable(
-            `rollout record of ${tooBig.sampleId} is ${Buffer.byteLength(tooBig.value)} bytes, over Kafka's ${MAX_RECORD_BYTES}-byte record limit (infra/settings.ts MAX_RECORD_BYTES)`,
-            'RecordTooLarge',
-          );
-        }
-        await deps.producer.send(TOPICS.rollouts, values.map((v) => ({ key, value: v.value })));
+        await deps.producer.send(TOPICS.rollouts, records.map((r) => ({ key, value: encodeRollout(r) }))).catch((err) => {
+          // Over the record limit a retry would fail the same way: for good, naming the sample.
+          if (!(err instanceof RecordTooLarge)) throw err;
+          throw ApplicationFailure.nonRetryable(`rollout record of ${records[err.index].sampleId}: ${err.message} (infra/settings.ts MAX_RECORD_BYTES)`, 'RecordTooLarge');
+        });
       }
       return candidates.map(({ c, sampleId }) => ({
         sampleId,

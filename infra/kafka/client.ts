@@ -6,8 +6,15 @@ export function makeKafka(brokers: string[], clientId: string): Kafka {
   return new Kafka({ clientId, brokers, logLevel: logLevel.WARN, retry: { retries: 8 } });
 }
 
+/** A record over MAX_RECORD_BYTES, refused before anything of its batch was sent; `index` is its place in the batch. */
 export class RecordTooLarge extends Error {
   override name = 'RecordTooLarge';
+  constructor(
+    message: string,
+    readonly index: number,
+  ) {
+    super(message);
+  }
 }
 
 /** A lazily connected producer; acks from all in-sync replicas before a send resolves. */
@@ -26,10 +33,10 @@ export function lazyProducer(kafka: Kafka): { send(topic: string, messages: { ke
     async send(topic, messages) {
       if (messages.length === 0) return;
       // Refused here, named, rather than dropped by the broker (infra/settings.ts MAX_RECORD_BYTES).
-      for (const m of messages) {
+      messages.forEach((m, index) => {
         const bytes = Buffer.byteLength(m.value);
-        if (bytes > MAX_RECORD_BYTES) throw new RecordTooLarge(`a record for ${topic} (key ${m.key}) is ${bytes} bytes, over the ${MAX_RECORD_BYTES}-byte limit`);
-      }
+        if (bytes > MAX_RECORD_BYTES) throw new RecordTooLarge(`a record for ${topic} (key ${m.key}) is ${bytes} bytes, over the ${MAX_RECORD_BYTES}-byte limit`, index);
+      });
       await (await get()).send({ topic, acks: -1, messages });
     },
     async close() {

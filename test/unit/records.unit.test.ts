@@ -56,7 +56,7 @@ test('the producer refuses a record over the limit before sending anything, nami
   assert.equal(sent.length, 1);
   await assert.rejects(
     producer.send(TOPICS.events, [{ key: 'small', value: '{}' }, { key: 'run:r', value: 'x'.repeat(MAX_RECORD_BYTES + 1) }]),
-    (err: unknown) => err instanceof RecordTooLarge && /a record for tandem\.events \(key run:r\) is 4194305 bytes, over the 4194304-byte limit/.test(err.message),
+    (err: unknown) => err instanceof RecordTooLarge && err.index === 1 && /a record for tandem\.events \(key run:r\) is 4194305 bytes, over the 4194304-byte limit/.test(err.message),
   );
   assert.equal(sent.length, 1, 'nothing of the refused batch was sent');
 });
