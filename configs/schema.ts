@@ -81,7 +81,9 @@ const placementSchema = z.strictObject({
   // Task queue of the policy worker that hosts this base model and every policy built on it.
   task_queue: z.string().min(1).default('tandem-policy-0'),
   // Device that worker must run on; checked by the worker before it serves the policy.
-  device: z.string().regex(/^(cpu|cuda(:\d+)?)$/, 'expected cpu, cuda or cuda:N').default('cpu'),
+  // (a refine, not .regex(): zod's regex check writes to its RegExp, which the workflow bundle
+  // shares frozen between workflows; infra/temporal/bundle.ts)
+  device: z.string().refine((d) => /^(cpu|cuda(:\d+)?)$/.test(d), 'expected cpu, cuda or cuda:N').default('cpu'),
 });
 
 export const runConfigSchema = z

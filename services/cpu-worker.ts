@@ -5,7 +5,8 @@ import { Worker } from '@temporalio/worker';
 import { createEnvActivities } from '../activities/env.js';
 import { createPublishActivities } from '../activities/publish.js';
 import { lazyProducer, makeKafka } from '../infra/kafka/client.js';
-import { CPU_QUEUE, projectPath, READY_LINE, stackSettings } from '../infra/settings.js';
+import { CPU_QUEUE, READY_LINE, stackSettings } from '../infra/settings.js';
+import { bundleWorkflows } from '../infra/temporal/bundle.js';
 import { instrumentActivities } from './metrics/activities.js';
 import { createWorkerMetrics } from './metrics/workerMetrics.js';
 import { heartbeatWhileRunning } from './heartbeat.js';
@@ -18,14 +19,7 @@ const worker = await Worker.create({
   connection: await connectTemporal(),
   namespace: s.namespace,
   taskQueue: CPU_QUEUE,
-  workflowsPath: projectPath('workflows/index.ts'),
-  bundlerOptions: {
-    // Source files import each other as `./x.js`; webpack must find the `.ts` behind them.
-    webpackConfigHook: (config) => {
-      config.resolve = { ...config.resolve, extensionAlias: { '.js': ['.ts', '.js'] } };
-      return config;
-    },
-  },
+  workflowBundle: await bundleWorkflows(),
   interceptors: { activity: [heartbeatWhileRunning] },
   activities: instrumentActivities({ ...createEnvActivities(), ...createPublishActivities(producer) }, metrics),
   maxConcurrentActivityTaskExecutions: 4,

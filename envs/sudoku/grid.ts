@@ -83,27 +83,20 @@ interface Layout {
   full: number;
 }
 
-const layouts = new Map<number, Layout>();
-
 function layoutOf(size: number): Layout {
-  let layout = layouts.get(size);
-  if (layout === undefined) {
-    const [br, bc] = boxShape(size) ?? [1, size];
-    const n = size * size;
-    const rowOf = new Int8Array(n);
-    const colOf = new Int8Array(n);
-    const boxOf = new Int8Array(n);
-    for (let i = 0; i < n; i++) {
-      const r = Math.floor(i / size);
-      const c = i % size;
-      rowOf[i] = r;
-      colOf[i] = c;
-      boxOf[i] = Math.floor(r / br) * (size / bc) + Math.floor(c / bc);
-    }
-    layout = { size, rowOf, colOf, boxOf, full: (1 << (size + 1)) - 2 };
-    layouts.set(size, layout);
+  const [br, bc] = boxShape(size) ?? [1, size];
+  const n = size * size;
+  const rowOf = new Int8Array(n);
+  const colOf = new Int8Array(n);
+  const boxOf = new Int8Array(n);
+  for (let i = 0; i < n; i++) {
+    const r = Math.floor(i / size);
+    const c = i % size;
+    rowOf[i] = r;
+    colOf[i] = c;
+    boxOf[i] = Math.floor(r / br) * (size / bc) + Math.floor(c / bc);
   }
-  return layout;
+  return { size, rowOf, colOf, boxOf, full: (1 << (size + 1)) - 2 };
 }
 
 /**

@@ -6,32 +6,25 @@ import type { Puzzle, PuzzleText } from '../puzzle/types.js';
 import { applyAnswer, conflictCells, renderGrid, type SudokuAnswerResult, type SudokuState } from './grid.js';
 import { parseSudokuAnswer, type SudokuAnswer } from './parse.js';
 
-const texts = new Map<number, PuzzleText>();
-
 /** The roles' words for a size; the example is a valid grid of that size (format only). */
 export function sudokuText(size: number, boxRows: number, boxCols: number): PuzzleText {
-  let text = texts.get(size);
-  if (text === undefined) {
-    text = Object.freeze({
-      subject: `${size}x${size} Sudoku puzzle`,
-      target: 'the completed grid',
-      answer: 'completed grid',
-      toolRules: [
-        `The grid is a list of ${size} rows, each a list of ${size} integers from 1 to ${size}; keep every given number of the puzzle.`,
-        `Each row, each column and each ${boxRows}x${boxCols} box must contain every number from 1 to ${size} exactly once; backtracking search over the empty cells solves it.`,
-        'Print the whole grid on one line, as a Python list of lists.',
-      ],
-      example: JSON.stringify(patternGrid(size, boxRows, boxCols)).replaceAll(',', ', '),
-      listName: 'grid',
-      check:
-        'check the grid against the puzzle: every given kept, every cell filled, no number repeated in a row, column or box. If it is correct, adopt it; otherwise correct it with your own reasoning.',
-      solve: 'fill in every empty cell so that no number repeats in a row, column or box',
-      justify: 'the final grid is correct',
-      finalName: 'the completed grid',
-    });
-    texts.set(size, text);
-  }
-  return text;
+  return Object.freeze({
+    subject: `${size}x${size} Sudoku puzzle`,
+    target: 'the completed grid',
+    answer: 'completed grid',
+    toolRules: [
+      `The grid is a list of ${size} rows, each a list of ${size} integers from 1 to ${size}; keep every given number of the puzzle.`,
+      `Each row, each column and each ${boxRows}x${boxCols} box must contain every number from 1 to ${size} exactly once; backtracking search over the empty cells solves it.`,
+      'Print the whole grid on one line, as a Python list of lists.',
+    ],
+    example: JSON.stringify(patternGrid(size, boxRows, boxCols)).replaceAll(',', ', '),
+    listName: 'grid',
+    check:
+      'check the grid against the puzzle: every given kept, every cell filled, no number repeated in a row, column or box. If it is correct, adopt it; otherwise correct it with your own reasoning.',
+    solve: 'fill in every empty cell so that no number repeats in a row, column or box',
+    justify: 'the final grid is correct',
+    finalName: 'the completed grid',
+  });
 }
 
 export const sudokuPuzzle: Puzzle<SudokuState, SudokuAnswer> = {

@@ -2,8 +2,7 @@
 // `tandem replay` and test/unit/replay.unit.test.ts. No server is needed; the workflow code is
 // bundled once and every history is fed through one replay worker.
 import { IllegalStateError } from '@temporalio/common';
-import { bundleWorkflowCode, DefaultLogger, Runtime, Worker } from '@temporalio/worker';
-import { projectPath } from '../settings.js';
+import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { historyFromJson, type History } from './historyJson.js';
 
 /** One recorded workflow execution, as fetched from the server or read from a JSON file. */
@@ -25,11 +24,6 @@ export interface ReplayOutcome {
   error?: { name: string; message: string };
 }
 
-/** The workflows the CPU worker registers. */
-export const WORKFLOWS_PATH = projectPath('workflows/index.ts');
-
-const bundlerLogger = new DefaultLogger('WARN');
-
 /**
  * Keeps the SDK's own logs to errors: a replay that fails is reported through its outcome, and
  * SDK Core would otherwise log the same determinism error once more. The SDK shuts its runtime
@@ -42,20 +36,6 @@ function installQuietRuntime(): void {
   } catch (err) {
     if (!(err instanceof IllegalStateError)) throw err;
   }
-}
-
-/** Bundles a workflows module the way the CPU worker does. */
-export async function bundleWorkflows(workflowsPath: string = WORKFLOWS_PATH): Promise<{ code: string }> {
-  const { code } = await bundleWorkflowCode({
-    workflowsPath,
-    logger: bundlerLogger,
-    // Source files import each other as `./x.js`; webpack must find the `.ts` behind them.
-    webpackConfigHook: (config) => {
-      config.resolve = { ...config.resolve, extensionAlias: { '.js': ['.ts', '.js'] } };
-      return config;
-    },
-  });
-  return { code };
 }
 
 function startedAttributes(history: History) {

@@ -4,14 +4,8 @@
 import { readFileSync } from 'node:fs';
 import { relative } from 'node:path';
 import { fetchRecorded, fetchTrainingRun } from '../../infra/temporal/histories.js';
-import {
-  bundleWorkflows,
-  parseHistoryJSON,
-  replayHistories,
-  WORKFLOWS_PATH,
-  type RecordedHistory,
-  type ReplayOutcome,
-} from '../../infra/temporal/replay.js';
+import { bundleWorkflows, WORKFLOWS_PATH } from '../../infra/temporal/bundle.js';
+import { parseHistoryJSON, replayHistories, type RecordedHistory, type ReplayOutcome } from '../../infra/temporal/replay.js';
 import { projectRoot } from '../../infra/settings.js';
 import { temporalClient } from './temporal.js';
 

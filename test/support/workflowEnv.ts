@@ -27,7 +27,7 @@ import type { EventEnvelope, TandemEvent } from '../../domain/events.js';
 import { envOf } from '../../envs/index.js';
 import type { ProgramRun } from '../../envs/types.js';
 import { CPU_QUEUE, projectPath } from '../../infra/settings.js';
-import { bundleWorkflows } from '../../infra/temporal/replay.js';
+import { bundleWorkflows } from '../../infra/temporal/bundle.js';
 import { heartbeatWhileRunning } from '../../services/heartbeat.js';
 import { eventually } from './eventually.js';
 

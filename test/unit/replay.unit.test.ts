@@ -11,7 +11,8 @@ import { after, test } from 'node:test';
 import type { Client } from '@temporalio/client';
 import { childExecutions, fetchTrainingRun } from '../../infra/temporal/histories.js';
 import { historyToJson } from '../../infra/temporal/historyJson.js';
-import { bundleWorkflows, parseHistoryJSON, replayHistories, workflowTypeOf } from '../../infra/temporal/replay.js';
+import { bundleWorkflows } from '../../infra/temporal/bundle.js';
+import { parseHistoryJSON, replayHistories, workflowTypeOf } from '../../infra/temporal/replay.js';
 import { projectPath } from '../../infra/settings.js';
 import { parseReplayArgs } from '../../services/cli/replay.js';
 
