@@ -19,7 +19,7 @@ trap 'node bin/tandem.js stack down || true' EXIT
 node bin/tandem.js stack up
 
 logs="$(mktemp -d)"
-disruptive=(test/e2e/faults.e2e.test.ts test/e2e/resume.e2e.test.ts test/integration/engine-restart.integration.test.ts)
+disruptive=(test/e2e/faults.e2e.test.ts test/e2e/resume.e2e.test.ts test/e2e/long-responses.e2e.test.ts test/integration/engine-restart.integration.test.ts)
 node_test() { node --import tsx --test --test-concurrency=1 --test-timeout=900000 "$@"; }
 (
   echo "== unit tests"

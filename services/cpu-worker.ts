@@ -7,6 +7,7 @@ import { createPublishActivities } from '../activities/publish.js';
 import { lazyProducer, makeKafka } from '../infra/kafka/client.js';
 import { CPU_QUEUE, READY_LINE, stackSettings } from '../infra/settings.js';
 import { bundleWorkflows } from '../infra/temporal/bundle.js';
+import { tandemDataConverter } from '../infra/temporal/payloadStore.js';
 import { instrumentActivities } from './metrics/activities.js';
 import { createWorkerMetrics } from './metrics/workerMetrics.js';
 import { heartbeatWhileRunning } from './heartbeat.js';
@@ -20,6 +21,7 @@ const worker = await Worker.create({
   namespace: s.namespace,
   taskQueue: CPU_QUEUE,
   workflowBundle: await bundleWorkflows(),
+  dataConverter: tandemDataConverter(s.databaseUrl),
   interceptors: { activity: [heartbeatWhileRunning] },
   activities: instrumentActivities({ ...createEnvActivities(), ...createPublishActivities(producer) }, metrics),
   maxConcurrentActivityTaskExecutions: 4,

@@ -15,6 +15,7 @@ import { createUpdateActivities } from '../activities/updatePolicy.js';
 import { lazyProducer, makeKafka } from '../infra/kafka/client.js';
 import { createPolicyActivities } from '../policy/activities.js';
 import { projectPath, READY_LINE, stackSettings } from '../infra/settings.js';
+import { tandemDataConverter } from '../infra/temporal/payloadStore.js';
 import { instrumentActivities } from './metrics/activities.js';
 import { MeteredEngineClient, observeEngine } from './metrics/engine.js';
 import { createEngineMetrics, createWorkerMetrics } from './metrics/workerMetrics.js';
@@ -46,6 +47,7 @@ const worker = await Worker.create({
   connection: await connectTemporal(),
   namespace: s.namespace,
   taskQueue,
+  dataConverter: tandemDataConverter(s.databaseUrl),
   interceptors: { activity: [heartbeatWhileRunning] },
   activities: instrumentActivities({ ...createPolicyActivities(deps), ...createAgentTurnActivities(deps), ...createUpdateActivities({ ...deps, kafka }) }, metrics),
   maxConcurrentActivityTaskExecutions: Number(option(process.argv, 'max-activities', process.env.TANDEM_POLICY_WORKER_ACTIVITIES ?? '512')),

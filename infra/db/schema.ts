@@ -1,6 +1,8 @@
 // Postgres schema (drizzle): the append-only event table and the read models projected from it.
 // Migrations in infra/db/migrations are generated from this file by `npm run db:generate`.
-import { bigserial, boolean, doublePrecision, index, integer, jsonb, pgTable, primaryKey, text, timestamp, unique } from 'drizzle-orm/pg-core';
+import { bigserial, boolean, customType, doublePrecision, index, integer, jsonb, pgTable, primaryKey, text, timestamp, unique } from 'drizzle-orm/pg-core';
+
+const bytea = customType<{ data: Buffer }>({ dataType: () => 'bytea' });
 
 /** Every domain event, in global order; `event_id` makes re-delivered events no-ops. */
 export const events = pgTable('events', {
@@ -133,3 +135,18 @@ export const evaluations = pgTable('evaluations', {
   /** Per agent, the mean reward at each turn (null: the agent never acted at that turn). */
   rewardByAgentTurn: jsonb('reward_by_agent_turn').notNull(),
 }, (t) => [index('evaluations_run').on(t.runId)]);
+
+/**
+ * Temporal payloads kept out of workflow history (infra/temporal/payloadStore.ts): written once,
+ * by content hash, before the history event that names them; read back by workers, clients and
+ * replay. Kept as long as the events (the audit replays the histories that name them).
+ */
+export const payloads = pgTable('payloads', {
+  key: text('key').primaryKey(),
+  metadata: jsonb('metadata').notNull(),
+  data: bytea('data').notNull(),
+  bytes: integer('bytes').notNull(),
+  /** The workflow that stored it first (null: a client or an activity). */
+  workflowId: text('workflow_id'),
+  storedAt: timestamp('stored_at', { withTimezone: true }).notNull().defaultNow(),
+}, (t) => [index('payloads_workflow').on(t.workflowId)]);

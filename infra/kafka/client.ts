@@ -17,6 +17,32 @@ export class RecordTooLarge extends Error {
   }
 }
 
+/** What a record adds to its batch besides its key and value (lengths, offsets, timestamps), and a batch's header, generously. */
+const RECORD_OVERHEAD = 128;
+
+/** A record's share of a batch, in bytes. */
+const recordBytes = (m: { key: string; value: string }) => Buffer.byteLength(m.value) + Buffer.byteLength(m.key) + RECORD_OVERHEAD;
+
+/**
+ * Consecutive runs of messages, each within MAX_RECORD_BYTES in all: the broker's limit applies to
+ * the batch a produce request carries per partition, not to one record, so an episode's events
+ * (each under the limit, together 20 MB) go in several requests, in order.
+ */
+export function batchesOf<M extends { key: string; value: string }>(messages: M[]): M[][] {
+  const out: M[][] = [];
+  let bytes = RECORD_OVERHEAD;
+  for (const m of messages) {
+    const b = recordBytes(m);
+    if (out.length === 0 || bytes + b > MAX_RECORD_BYTES) {
+      out.push([]);
+      bytes = RECORD_OVERHEAD;
+    }
+    out[out.length - 1].push(m);
+    bytes += b;
+  }
+  return out;
+}
+
 /** A lazily connected producer; acks from all in-sync replicas before a send resolves. */
 export function lazyProducer(kafka: Kafka): { send(topic: string, messages: { key: string; value: string }[]): Promise<void>; close(): Promise<void> } {
   let producer: Promise<Producer> | undefined;
@@ -34,10 +60,11 @@ export function lazyProducer(kafka: Kafka): { send(topic: string, messages: { ke
       if (messages.length === 0) return;
       // Refused here, named, rather than dropped by the broker (infra/settings.ts MAX_RECORD_BYTES).
       messages.forEach((m, index) => {
-        const bytes = Buffer.byteLength(m.value);
-        if (bytes > MAX_RECORD_BYTES) throw new RecordTooLarge(`a record for ${topic} (key ${m.key}) is ${bytes} bytes, over the ${MAX_RECORD_BYTES}-byte limit`, index);
+        const bytes = recordBytes(m) + RECORD_OVERHEAD;
+        if (bytes > MAX_RECORD_BYTES) throw new RecordTooLarge(`a record for ${topic} (key ${m.key}) is ${Buffer.byteLength(m.value)} bytes, over the ${MAX_RECORD_BYTES}-byte limit (with its key and framing)`, index);
       });
-      await (await get()).send({ topic, acks: -1, messages });
+      // One request per batch, in order: a retried send repeats records, which every reader keeps once by id.
+      for (const batch of batchesOf(messages)) await (await get()).send({ topic, acks: -1, messages: batch });
     },
     async close() {
       if (producer) await (await producer).disconnect();

@@ -3,7 +3,9 @@
 // bundled once and every history is fed through one replay worker.
 import { IllegalStateError } from '@temporalio/common';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
+import { stackSettings } from '../settings.js';
 import { historyFromJson, type History } from './historyJson.js';
+import { tandemDataConverter } from './payloadStore.js';
 
 /** One recorded workflow execution, as fetched from the server or read from a JSON file. */
 export interface RecordedHistory {
@@ -73,7 +75,8 @@ export async function replayHistories(recorded: RecordedHistory[], bundle: { cod
   const outcomes: ReplayOutcome[] = [];
   installQuietRuntime();
   const results = Worker.runReplayHistories(
-    { workflowBundle: bundle, replayName: 'tandem-replay' },
+    // Payloads kept out of history are read back from the stack's database (only when a history names one).
+    { workflowBundle: bundle, replayName: 'tandem-replay', dataConverter: tandemDataConverter(stackSettings().databaseUrl) },
     recorded.map((r) => ({ workflowId: r.workflowId, history: r.history })),
   );
   // The worker replays one history at a time and yields their results in the order given.

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { freshId } from '../../domain/ids.js';
 import { stackSettings } from '../../infra/settings.js';
+import { tandemDataConverter } from '../../infra/temporal/payloadStore.js';
 
 /** A fresh run or evaluation id (domain/ids.ts), from now and 3 random bytes. */
 export const freshWorkflowId = (prefix: 'run' | 'eval') => freshId(prefix, new Date(), randomBytes(3).toString('hex'));
@@ -10,5 +11,5 @@ export const freshWorkflowId = (prefix: 'run' | 'eval') => freshId(prefix, new D
 export async function temporalClient(): Promise<Client> {
   const s = stackSettings();
   const connection = await Connection.connect({ address: s.temporalAddress });
-  return new Client({ connection, namespace: s.namespace });
+  return new Client({ connection, namespace: s.namespace, dataConverter: tandemDataConverter(s.databaseUrl) });
 }

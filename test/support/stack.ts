@@ -4,12 +4,13 @@ import { drizzle } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
 import { makeKafka } from '../../infra/kafka/client.js';
 import { stackSettings } from '../../infra/settings.js';
+import { tandemDataConverter } from '../../infra/temporal/payloadStore.js';
 
 export const settings = stackSettings();
 
 export async function temporal(): Promise<{ client: Client; close: () => Promise<void> }> {
   const connection = await Connection.connect({ address: settings.temporalAddress });
-  return { client: new Client({ connection, namespace: settings.namespace }), close: () => connection.close() };
+  return { client: new Client({ connection, namespace: settings.namespace, dataConverter: tandemDataConverter(settings.databaseUrl) }), close: () => connection.close() };
 }
 
 export const kafka = () => makeKafka(settings.kafkaBrokers, `tandem-test-${process.pid}`);

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { encodeRollout, rolloutOf, type RolloutRecord } from '../../activities/records.js';
 import { selectIterationSamples } from '../../activities/iterationSamples.js';
-import { lazyProducer, RecordTooLarge } from '../../infra/kafka/client.js';
+import { batchesOf, lazyProducer, RecordTooLarge } from '../../infra/kafka/client.js';
 import { MAX_RECORD_BYTES, TOPICS } from '../../infra/settings.js';
 
 /** A record of the reference's math shape: 4,096 prompt and 8,192 response tokens. */
@@ -56,7 +56,20 @@ test('the producer refuses a record over the limit before sending anything, nami
   assert.equal(sent.length, 1);
   await assert.rejects(
     producer.send(TOPICS.events, [{ key: 'small', value: '{}' }, { key: 'run:r', value: 'x'.repeat(MAX_RECORD_BYTES + 1) }]),
-    (err: unknown) => err instanceof RecordTooLarge && err.index === 1 && /a record for tandem\.events \(key run:r\) is 4194305 bytes, over the 4194304-byte limit/.test(err.message),
+    (err: unknown) => err instanceof RecordTooLarge && err.index === 1 && /a record for tandem\.events \(key run:r\) is 4194305 bytes, over the 4194304-byte limit \(with its key and framing\)/.test(err.message),
   );
   assert.equal(sent.length, 1, 'nothing of the refused batch was sent');
+});
+
+test('a send over the broker\'s limit in all goes in several requests, in order, each within it', async () => {
+  const sent: { messages: { key: string; value: string }[] }[] = [];
+  const fakeKafka = { producer: () => ({ connect: async () => {}, send: async (x: never) => void sent.push(x), disconnect: async () => {} }) };
+  const producer = lazyProducer(fakeKafka as never);
+  // 17 events of 1.3 MB: an episode's TurnGroupScored events with long texts (20 MB in all).
+  const messages = Array.from({ length: 17 }, (_, i) => ({ key: 'episode:e', value: String(i % 10).repeat(1_300_000) }));
+  await producer.send(TOPICS.events, messages);
+  assert.ok(sent.length >= 6, `${sent.length} requests`);
+  assert.deepEqual(sent.flatMap((r) => r.messages), messages, 'every message once, in order');
+  for (const r of sent) assert.ok(r.messages.reduce((n, m) => n + m.value.length + m.key.length + 128, 128) <= MAX_RECORD_BYTES);
+  assert.deepEqual(batchesOf([{ key: 'a', value: 'x' }, { key: 'b', value: 'y' }]).map((b) => b.length), [2], 'small sends stay one request');
 });
