@@ -1,7 +1,7 @@
 // Recorded histories from the stack's Temporal server: one workflow execution, or a whole
 // training run (every execution of its continue-as-new chain, then every episode it started).
 import type { Client } from '@temporalio/client';
-import type { History } from './historyJson.js';
+import type { History } from '@temporalio/common/lib/proto-utils';
 import { workflowTypeOf, type RecordedHistory } from './replay.js';
 
 /** One execution's history; the latest run of the workflow id unless runId is given. */

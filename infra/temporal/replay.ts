@@ -4,7 +4,7 @@
 import { IllegalStateError } from '@temporalio/common';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { stackSettings } from '../settings.js';
-import { historyFromJson, type History } from './historyJson.js';
+import { historyFromJSON, type History } from '@temporalio/common/lib/proto-utils';
 import { tandemDataConverter } from './payloadStore.js';
 
 /** One recorded workflow execution, as fetched from the server or read from a JSON file. */
@@ -60,7 +60,7 @@ export function parseHistoryJSON(text: string, source: string, workflowId?: stri
   try {
     const json = JSON.parse(text);
     if (!Array.isArray(json?.events) || json.events.length === 0) throw new Error('no "events" array');
-    history = historyFromJson(json);
+    history = historyFromJSON(json);
     startedAttributes(history);
   } catch (err) {
     throw new Error(`${source}: not a Temporal history JSON (${err instanceof Error ? err.message : String(err)})`);

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import type { Client } from '@temporalio/client';
 import { childExecutions, fetchTrainingRun } from '../../infra/temporal/histories.js';
-import { historyToJson } from '../../infra/temporal/historyJson.js';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { bundleWorkflows } from '../../infra/temporal/bundle.js';
 import { parseHistoryJSON, replayHistories, workflowTypeOf } from '../../infra/temporal/replay.js';
 import { projectPath } from '../../infra/settings.js';
@@ -54,7 +54,7 @@ test('tandem replay --file prints each outcome and exits 1 with the determinism 
   const attrs = run.history.events![0].workflowExecutionStartedEventAttributes!;
   const renamed = { ...run.history, events: [{ ...run.history.events![0], workflowExecutionStartedEventAttributes: { ...attrs, workflowId: 'renamed-run' } }, ...run.history.events!.slice(1)] };
   const renamedFile = join(tmp, 'renamed.json');
-  writeFileSync(renamedFile, historyToJson(renamed));
+  writeFileSync(renamedFile, historyToJSON(renamed));
 
   const cli = spawnSync(process.execPath, ['bin/tandem.js', 'replay', '--file', run.source, renamedFile], { cwd: projectPath('.'), encoding: 'utf8', timeout: 300_000 });
   assert.equal(cli.status, 1, cli.stderr);
