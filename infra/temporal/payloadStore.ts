@@ -16,6 +16,8 @@
 //   with its number of turns, not with the length of its responses (docs/ARCHITECTURE.md, "Size").
 import { createHash } from 'node:crypto';
 import { ExternalStorage, StorageDriverClaim, type Payload, type StorageDriver, type StorageDriverStoreContext } from '@temporalio/common';
+// (the SDK's own reading of its claim payloads; not re-exported at its top level)
+import { decodeReferencePayload, isReferencePayload } from '@temporalio/common/lib/internal-non-workflow/extstore-helpers';
 import pg from 'pg';
 
 /** Payloads larger than this go to the store (the SDK's default is 256 KiB). */
@@ -80,4 +82,32 @@ export function tandemDataConverter(databaseUrl: string): { externalStorage: Ext
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 4, allowExitOnIdle: true });
   pool.on('error', () => {});
   return { externalStorage: new ExternalStorage({ drivers: [new PostgresPayloadDriver(pool)], payloadSizeThreshold: PAYLOAD_THRESHOLD_BYTES }) };
+}
+
+/**
+ * Replaces, in place, every claim in `node` (a fetched history, say) with the payload it names:
+ * what a history saved to a file needs to replay without this database (test/fixtures/histories).
+ * Returns how many it replaced.
+ */
+export async function inlineClaims(node: unknown, databaseUrl: string): Promise<number> {
+  const found: { payload: Payload; claim: StorageDriverClaim }[] = [];
+  const visit = (n: unknown) => {
+    if (n === null || typeof n !== 'object' || n instanceof Uint8Array) return;
+    const p = n as Payload;
+    if (p.data instanceof Uint8Array && p.metadata && isReferencePayload(p)) {
+      found.push({ payload: p, claim: new StorageDriverClaim(decodeReferencePayload(p).claimData) });
+      return;
+    }
+    Object.values(n).forEach(visit);
+  };
+  visit(node);
+  if (found.length === 0) return 0;
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
+  try {
+    const payloads = await new PostgresPayloadDriver(pool).retrieve({}, found.map((f) => f.claim));
+    found.forEach((f, i) => Object.assign(f.payload, payloads[i]));
+  } finally {
+    await pool.end();
+  }
+  return found.length;
 }

@@ -5,8 +5,9 @@
 //     new, a claim naming a missing row failing with its key;
 //   - an episode whose candidates' texts total 20 MB completes; its history stays under
 //     HISTORY_BOUND and no payload in it exceeds the store's threshold (4 KiB; Temporal warns at
-//     512 KB and refuses 2 MB); the audit reads every text back from the event store and
-//     `episodes verify` passes.
+//     512 KB and refuses 2 MB); it replays from the store, and with its claims put back inline
+//     (as saved fixtures are) without one; the audit reads every text back from the event store
+//     and `episodes verify` passes.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { StorageDriverClaim } from '@temporalio/common';
@@ -16,7 +17,9 @@ import type { AgentTurnInput, CandidateText } from '../../activities/agentTurn.j
 import { loadRunConfig } from '../../configs/load.js';
 import { sampleIdOf } from '../../domain/ids.js';
 import { CPU_QUEUE } from '../../infra/settings.js';
-import { PAYLOAD_THRESHOLD_BYTES, PostgresPayloadDriver, tandemDataConverter } from '../../infra/temporal/payloadStore.js';
+import { bundleWorkflows } from '../../infra/temporal/bundle.js';
+import { inlineClaims, PAYLOAD_THRESHOLD_BYTES, PostgresPayloadDriver, tandemDataConverter } from '../../infra/temporal/payloadStore.js';
+import { replayHistories } from '../../infra/temporal/replay.js';
 import { verifyEpisode } from '../../services/audit/verify.js';
 import type { EpisodeInput } from '../../workflows/episode.js';
 import { eventually } from '../support/eventually.js';
@@ -115,9 +118,20 @@ function describeLongEpisode() {
     const { historySize, historyLength } = await handle.describe();
     console.log(`episode of ${texts} bytes of candidate texts: history of ${historyLength} events, ${historySize} bytes`);
     assert.ok(historySize !== undefined && historySize < HISTORY_BOUND, `history of ${historyLength} events is ${historySize} bytes`);
-    const sizes = payloadSizes(await handle.fetchHistory());
+    const history = await handle.fetchHistory();
+    const sizes = payloadSizes(history);
     assert.ok(sizes.length > TURNS * AGENTS, `${sizes.length} payloads`);
     assert.ok(Math.max(...sizes) < PAYLOAD_THRESHOLD_BYTES, `largest payload in history: ${Math.max(...sizes)} bytes`);
+
+    // The history replays against the workflow code, reading its payloads back from the store;
+    // and with them put back inline (as saved fixtures are), it replays with no store at all.
+    const bundle = await bundleWorkflows();
+    const [replayed] = await replayHistories([{ workflowId: episodeId, history, source: 'server' }], bundle);
+    assert.equal(replayed.error, undefined);
+    assert.ok((await inlineClaims(history, settings.databaseUrl)) >= TURNS * AGENTS * 2);
+    assert.ok(payloadSizes(history).reduce((a, b) => a + b, 0) > texts, 'every text is back in the history');
+    const [inlined] = await replayHistories([{ workflowId: episodeId, history, source: 'inlined' }], bundle);
+    assert.equal(inlined.error, undefined);
 
     // The audit reads the content back: every text, whole, from the event store.
     const stored = await eventually(`the episode's ${TURNS * AGENTS * K} scored samples in the event store`, async () => {
