@@ -6,19 +6,13 @@
 //   node --import tsx bench/workflow-bundle.ts [runs]
 import { cpus } from 'node:os';
 import vm from 'node:vm';
-import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
-import { PRELOADED_MODULES, WORKFLOWS_PATH } from '../infra/temporal/bundle.js';
+import { bundleWorkflows, PRELOADED_MODULES, WORKFLOWS_PATH } from '../infra/temporal/bundle.js';
 
 const runs = Number(process.argv[2] ?? 41);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 async function perWorkflowMs(preloadModules: string[]): Promise<number[]> {
-  const { code } = await bundleWorkflowCode({
-    workflowsPath: WORKFLOWS_PATH,
-    logger: new DefaultLogger('WARN'),
-    preloadModules,
-    webpackConfigHook: (config) => ({ ...config, resolve: { ...config.resolve, extensionAlias: { '.js': ['.ts', '.js'] } } }),
-  });
+  const { code } = await bundleWorkflows(WORKFLOWS_PATH, preloadModules);
   const script = new vm.Script(code);
   const times: number[] = [];
   for (let i = 0; i < runs; i++) {

@@ -20,12 +20,12 @@ export const PRELOADED_MODULES = ['zod', projectPath('configs/schema.ts'), proje
 
 const bundlerLogger = new DefaultLogger('WARN');
 
-/** Bundles a workflows module (by default Tandem's) the way every worker runs it. */
-export async function bundleWorkflows(workflowsPath: string = WORKFLOWS_PATH): Promise<{ code: string }> {
+/** Bundles a workflows module (by default Tandem's) the way every worker runs it (`preloadModules`: for bench/workflow-bundle.ts). */
+export async function bundleWorkflows(workflowsPath: string = WORKFLOWS_PATH, preloadModules: string[] = PRELOADED_MODULES): Promise<{ code: string }> {
   const { code } = await bundleWorkflowCode({
     workflowsPath,
     logger: bundlerLogger,
-    preloadModules: PRELOADED_MODULES,
+    preloadModules,
     // Source files import each other as `./x.js`; webpack must find the `.ts` behind them.
     webpackConfigHook: (config) => {
       config.resolve = { ...config.resolve, extensionAlias: { '.js': ['.ts', '.js'] } };
