@@ -8,8 +8,10 @@
 // - Key: sha256 of the payload (metadata and data), so a retried store writes nothing new and
 //   equal payloads are kept once. Written before the history event that refers to it exists
 //   (the SDK stores, then completes the task), so no history ever names a missing payload.
-// - Store: Postgres, which every worker of a cluster already reaches (the projector's database);
-//   a `StorageDriver` on an object store would be a second implementation of the same interface.
+// - Store: the stack's Postgres (the event store's database), durable and shared by a cluster;
+//   every worker and client now connects to it (TANDEM_DATABASE_URL), as the projector and the
+//   CLI did. A `StorageDriver` on an object store would be a second implementation of the same
+//   interface.
 // - Retention: as long as the run's events (the audit replays histories that name these rows);
 //   `workflow_id` says which workflow stored each row first.
 // - Bound: a payload in history is at most PAYLOAD_THRESHOLD_BYTES, so an episode's history grows
