@@ -61,10 +61,12 @@ export const TOPICS = {
 } as const;
 
 /**
- * The largest Kafka record value Tandem writes or reads, in bytes: the broker's message.max.bytes,
- * each topic's max.message.bytes and the consumers' fetch size per partition are set to it, and a
- * producer refuses (naming the record) a value above it rather than let the broker drop it. A
- * rollout record of 4,096 prompt and 8,192 response tokens packs into about 110 KB.
+ * Kafka's size limit, in bytes: the broker's message.max.bytes, each topic's max.message.bytes and
+ * the consumers' fetch size per partition are set to it. The broker applies it to a produce
+ * request's batch per partition, so the producer (infra/kafka/client.ts) splits a send into
+ * requests within it and refuses (naming the record) one record that cannot fit a request with its
+ * key and framing, rather than let the broker drop it. A rollout record of 4,096 prompt and 8,192
+ * response tokens packs into about 110 KB.
  */
 export const MAX_RECORD_BYTES = 4 * 1024 * 1024;
 
