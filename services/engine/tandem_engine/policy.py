@@ -176,9 +176,14 @@ class Policy:
     # ------------------------------------------------------------------ update
 
     def update(self, samples, clip_low, clip_high, dual_clip_c, loss_agg, kl_coef, max_grad_norm,
-               micro_batch_tokens, old_logprobs, checkpoint_root) -> dict:
+               micro_batch_tokens, old_logprobs, checkpoint_root, group=None) -> dict:
+        """One optimizer step on `samples`. With `group` (replicas.StepGroup), `samples` are this
+        replica's share of the batch and the step is the whole batch's (see replicas.py)."""
         samples = [s for s in samples if len(s["response_ids"]) > 0]
-        n_tokens, n_seqs = sum(len(s["response_ids"]) for s in samples), len(samples)
+        counts = torch.tensor([sum(len(s["response_ids"]) for s in samples), len(samples)], dtype=torch.float64)
+        if group:
+            group.sum_(counts)  # the whole batch's normalisers, so that the replicas' losses add up to its loss
+        n_tokens, n_seqs = int(counts[0]), int(counts[1])
         model, opt = self.backbone.model, self.optimizer
         if self.kind == "lora":
             model.set_adapter(self.adapter)  # the forward below runs base + this adapter only
@@ -212,6 +217,10 @@ class Policy:
             model.eval()
 
         params = [p for g in opt.param_groups for p in g["params"]]
+        if group:
+            group.sum_grads(params)
+            totals = group.sum_(torch.tensor(list(sums.values()), dtype=torch.float64))
+            sums = dict(zip(sums, totals.tolist()))
         grad_norm = None
         if n_tokens > 0:
             norm = torch.nn.utils.clip_grad_norm_(params, max_grad_norm if max_grad_norm > 0 else float("inf"))
@@ -241,12 +250,31 @@ class Policy:
             "logprob_gap": sums["gap"] / denom,
             "lr": lr,
         }
-        result["checkpoint"] = checkpoint.save(checkpoint_root, from_version + 1, self.kind, self._write_weights,
-                                               opt, self.scheduler, self.rng, result)
+        if group:
+            result["checksum"], result["replicas"] = group.check_identical(params), group.world
+        result["checkpoint"] = self._save(checkpoint_root, from_version + 1, result, group)
         self.version = from_version + 1
         self.dirty = False
         self.results[from_version] = result
         return result
+
+    def _save(self, root: str, version: int, result: dict, group) -> str:
+        """Writes the checkpoint (only rank 0 of a replica group does); with a group, every replica
+        returns only once all know it was written, and raises if it was not."""
+        if not group:
+            return checkpoint.save(root, version, self.kind, self._write_weights, self.optimizer, self.scheduler,
+                                   self.rng, result)
+        failure = None
+        if group.rank == 0:
+            try:
+                checkpoint.save(root, version, self.kind, self._write_weights, self.optimizer, self.scheduler,
+                                self.rng, result)
+            except Exception as e:  # noqa: BLE001 - the others must hear of it before it is raised
+                failure = e
+        if not group.all_ok(failure is None):
+            raise failure or EngineError("ReplicaGroupFailed", f"rank 0 of group {group.group_id} did not write "
+                                         f"checkpoint v{version}")
+        return checkpoint.version_dir(root, version)
 
 
 def pack(samples: list[dict], budget: int) -> list[list[dict]]:

@@ -21,6 +21,7 @@ from .batching import Scheduler
 from .generation import Row, row_generator, sample_of
 from .models import Backbone
 from .policy import Policy, attach_adapter, detach_adapter
+from .replicas import StepGroup
 from .ppo import LOSS_AGGS
 
 REQUIRED = object()
@@ -317,8 +318,13 @@ class Engine:
             raise EngineError("BadRequest", "dual_clip_c must be > 1 (or null = off)")
         if args["micro_batch_tokens"] < 1 or args["kl_coef"] < 0 or args["clip_low"] < 0 or args["clip_high"] < 0:
             raise EngineError("BadRequest", "need micro_batch_tokens >= 1, kl_coef >= 0, clip_low/clip_high >= 0")
+        spec = field(req, "distributed", dict, None)
         try:
-            result = p.update(samples, checkpoint_root=root, **args)
+            if spec is None:
+                result = p.update(samples, checkpoint_root=root, **args)
+            else:
+                with StepGroup(spec, self.device) as group:
+                    result = p.update(samples, checkpoint_root=root, group=group, **args)
         except Exception:
             if p.dirty:  # weights moved but were not saved: forget them, the caller reloads the last checkpoint
                 log(f"[engine] update of {p.key!r} failed after the optimizer step; unloading it")

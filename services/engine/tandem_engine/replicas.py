@@ -1,0 +1,161 @@
+"""Data-parallel updates: the replicas of one policy take one identical optimizer step together.
+
+Each replica (an engine on its own device, usually behind its own policy worker) holds a full copy
+of the policy. For one update, every replica gets its share of the iteration's samples (whole
+groups) and the same `distributed` field: {rank, world_size, store: "host:port", group, timeout_s}.
+The replicas form a torch.distributed process group for that one step (gloo on CPU, NCCL on CUDA):
+rank 0's engine hosts the rendezvous store (a TCPStore at `store`), every key is prefixed with
+`group` (one id per attempt of the step, so a late member of a failed attempt never meets the next
+one), and the group is destroyed when the step ends, so that a replica that dies and comes back
+needs no repair: the next step forms a new group.
+
+Within the step (Policy.update):
+  1. the batch's token and sequence counts are summed over the replicas, so that each replica's
+     loss is its share of the *whole* batch's loss (the same normalisers as one engine would use);
+  2. after the local backward passes, gradients are summed (all-reduce): every replica now holds
+     the gradient one engine would compute on all the samples (to float summation order);
+  3. clipping and AdamW run on identical inputs, so the replicas' weights stay identical; a cheap
+     checksum per replica (per tensor: sum and sum of squares in float64) is gathered and compared,
+     and any difference fails the step loudly (ReplicaMismatch) before anything is saved;
+  4. rank 0 writes the checkpoint; all replicas then learn whether it was written (`all_ok`) and
+     only then move to the new version. A failure anywhere fails the step on every replica.
+A dead peer closes its connections, which fails the others' collectives at once; a peer that never
+arrives or hangs fails them after `timeout_s`.
+"""
+
+from __future__ import annotations
+
+import datetime
+import zlib
+
+import torch
+import torch.distributed as dist
+
+from .errors import EngineError
+
+BUCKET_ELEMENTS = 1 << 24  # gradients are all-reduced in flat buckets of at most 16M elements
+
+
+class StepGroup:
+    """A process group for one update step; use as a context manager."""
+
+    def __init__(self, spec: dict, device: torch.device):
+        missing = [k for k in ("rank", "world_size", "store", "group") if spec.get(k) is None]
+        if missing:
+            raise EngineError("BadRequest", f"missing field(s) distributed.{', distributed.'.join(missing)}")
+        self.rank, self.world = int(spec["rank"]), int(spec["world_size"])
+        self.group_id, self.device = str(spec["group"]), device
+        host, _, port = str(spec["store"]).rpartition(":")
+        if not host or not port.isdigit():
+            raise EngineError("BadRequest", f"distributed.store must be host:port, not {spec['store']!r}")
+        if not 0 <= self.rank < self.world:
+            raise EngineError("BadRequest", f"distributed.rank {self.rank} is outside world_size {self.world}")
+        self.host, self.port = host, int(port)
+        self.timeout = datetime.timedelta(seconds=float(spec.get("timeout_s", 600)))
+
+    def __enter__(self) -> "StepGroup":
+        try:
+            if self.rank == 0:
+                store = serve_store(self.host, self.port, self.timeout)
+            else:
+                store = dist.TCPStore(self.host, self.port, self.world, False, timeout=self.timeout)
+            # A process group object of our own, not torch's global default group: nothing global is
+            # left behind by a failed step (init_process_group's group counter is, and then the
+            # prefixes of a replica that failed once and one that did not no longer meet).
+            self.pg = new_process_group(dist.PrefixStore(self.group_id, store), self.rank, self.world,
+                                        self.timeout, self.device)
+        except Exception as e:  # noqa: BLE001 - rendezvous failures become one clear, retryable error
+            raise EngineError("ReplicaGroupFailed", f"rank {self.rank} of {self.world} could not join group "
+                              f"{self.group_id} at {self.host}:{self.port}: {e}") from None
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.pg = None  # closes its connections
+
+    def _collective(self, what: str, work) -> None:
+        try:
+            work().wait()
+        except Exception as e:  # noqa: BLE001 - a peer died or timed out
+            raise EngineError("ReplicaGroupFailed", f"{what} in group {self.group_id} (rank {self.rank} of "
+                              f"{self.world}): {e}") from None
+
+    def _all_reduce(self, what: str, t: torch.Tensor, op=dist.ReduceOp.SUM) -> None:
+        opts = dist.AllreduceOptions()
+        opts.reduceOp = op
+        self._collective(what, lambda: self.pg.allreduce([t], opts))
+
+    def sum_(self, t: torch.Tensor) -> torch.Tensor:
+        """Sums `t` over the replicas, in place (every replica gets the same result)."""
+        dev = t.to(self.device)
+        self._all_reduce("all-reduce", dev)
+        t.copy_(dev)
+        return t
+
+    def sum_grads(self, params: list[torch.nn.Parameter]) -> None:
+        """Sums the parameters' gradients over the replicas (a missing gradient counts as zero), in
+        flat buckets: one collective per bucket rather than one per tensor."""
+        for p in params:
+            if p.grad is None:
+                p.grad = torch.zeros_like(p)
+        for bucket in buckets(params):
+            flat = torch.cat([p.grad.reshape(-1) for p in bucket])
+            self._all_reduce("gradient all-reduce", flat)
+            offset = 0
+            for p in bucket:
+                p.grad.copy_(flat[offset: offset + p.numel()].view_as(p.grad))
+                offset += p.numel()
+
+    def check_identical(self, params: list[torch.nn.Parameter]) -> str:
+        """Compares the replicas' weights by a checksum; raises ReplicaMismatch if any differs.
+        -> the checksum (hex), the same on every replica."""
+        with torch.no_grad():
+            mine = torch.stack([torch.stack([p.double().sum(), p.double().square().sum()]) for p in params]).reshape(-1)
+        everyone = [torch.empty_like(mine) for _ in range(self.world)]
+        self._collective("checksum all-gather", lambda: self.pg.allgather([everyone], [mine]))
+        differ = [r for r, c in enumerate(everyone) if not torch.equal(c, everyone[0])]
+        if differ:
+            raise EngineError("ReplicaMismatch", f"after the step, the weights of rank(s) {differ} differ from "
+                              f"rank 0's in group {self.group_id}")
+        return f"{zlib.crc32(mine.cpu().numpy().tobytes()):08x}"
+
+    def all_ok(self, ok: bool) -> bool:
+        """True when every replica says ok (e.g. rank 0 wrote the checkpoint)."""
+        flag = torch.tensor([1.0 if ok else 0.0], device=self.device)
+        self._all_reduce("agreement", flag, dist.ReduceOp.MIN)
+        return flag.item() == 1.0
+
+
+_servers: dict[tuple[str, int], dist.TCPStore] = {}
+
+
+def new_process_group(store, rank: int, world: int, timeout: datetime.timedelta, device: torch.device):
+    """gloo on CPU, NCCL on CUDA (the NCCL branch is not exercised on this project's CPU machines)."""
+    if device.type == "cuda":
+        opts = dist.ProcessGroupNCCL.Options()
+        opts._timeout = timeout
+        return dist.ProcessGroupNCCL(store, rank, world, opts)
+    return dist.ProcessGroupGloo(store, rank, world, timeout)
+
+
+def serve_store(host: str, port: int, timeout: datetime.timedelta) -> dist.TCPStore:
+    """Rank 0's store server at host:port, started on its first step and kept for the engine's life:
+    every step meets in it under its own key prefix. (One server per engine, rather than one per
+    step, so that no step has to wait for the port to be released.)"""
+    key = (host, port)
+    if key not in _servers:
+        _servers[key] = dist.TCPStore(host, port, None, True, timeout=timeout, wait_for_workers=False)
+    _servers[key].set_timeout(timeout)
+    return _servers[key]
+
+
+def buckets(params: list[torch.nn.Parameter]):
+    """Consecutive runs of parameters of at most BUCKET_ELEMENTS elements (a larger one alone)."""
+    bucket, size = [], 0
+    for p in params:
+        if bucket and size + p.numel() > BUCKET_ELEMENTS:
+            yield bucket
+            bucket, size = [], 0
+        bucket.append(p)
+        size += p.numel()
+    if bucket:
+        yield bucket
