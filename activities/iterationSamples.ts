@@ -50,3 +50,26 @@ export function selectIterationSamples(records: { topic: string; value: string }
   }
   return { ok: true, scores: [...scores.values()], tokens };
 }
+
+/**
+ * The share of replica `rank` of `world` in a data-parallel update: whole groups (a group's samples
+ * share their prompt's forward pass), dealt largest first to the replica with the fewest tokens so
+ * far (ties to the lowest rank), so that the replicas finish their shares at about the same time.
+ * Every replica computes the same deal from the same samples.
+ */
+export function replicaShare<T extends { groupKey: string; sampleId: string }>(samples: T[], tokensOf: (s: T) => number, rank: number, world: number): T[] {
+  const groups = new Map<string, T[]>();
+  for (const s of [...samples].sort((a, b) => (a.sampleId < b.sampleId ? -1 : 1))) {
+    groups.set(s.groupKey, [...(groups.get(s.groupKey) ?? []), s]);
+  }
+  const size = (g: T[]) => g.reduce((n, s) => n + tokensOf(s), 0);
+  const ordered = [...groups.entries()].sort(([ka, a], [kb, b]) => size(b) - size(a) || (ka < kb ? -1 : 1));
+  const load = new Array<number>(world).fill(0);
+  const mine: T[] = [];
+  for (const [, g] of ordered) {
+    const to = load.indexOf(Math.min(...load));
+    load[to] += size(g);
+    if (to === rank) mine.push(...g);
+  }
+  return mine;
+}

@@ -7,6 +7,10 @@
 //   4. the engine steps the policy and saves a checkpoint (idempotent by policy version)
 //   5. publish which samples it consumed (SamplesConsumed, with their advantages)
 //   6. only then set the next iteration's group to where this read ended
+// With replicas (placement.<base>.replicas > 1) every replica runs this activity for the same step,
+// on its own update queue: each reads the whole iteration (as a reader group of its own), trains on
+// its share of the groups, and the engines take the step together (tandem_engine/replicas.py);
+// only rank 0 does steps 5 and 6.
 // This iteration's group never moves, so a retry (the worker died after step 6, or Temporal lost
 // the completion) reads the same samples again, the engine replays its recorded result, and the
 // event id of SamplesConsumed is the same: each iteration's samples go into exactly one update.
@@ -18,11 +22,11 @@ import { envelopes } from '../domain/events.js';
 import { updateConsumerGroup, updateStream } from '../domain/ids.js';
 import { readBatch } from '../infra/kafka/readBatch.js';
 import { TOPICS } from '../infra/settings.js';
-import type { UpdateResult } from '../infra/engine/client.js';
+import { EngineError, type UpdateResult } from '../infra/engine/client.js';
 import type { LazyProducer } from '../infra/kafka/client.js';
 import { checkpointRoot, ensurePolicy, type EngineDeps } from '../policy/activities.js';
 import { engineKey, type PolicyRef } from '../policy/ref.js';
-import { selectIterationSamples } from './iterationSamples.js';
+import { replicaShare, selectIterationSamples } from './iterationSamples.js';
 
 export interface UpdateInput {
   policy: PolicyRef;
@@ -31,6 +35,8 @@ export interface UpdateInput {
   /** How many scored samples the iteration's episodes published for this policy. */
   expectedSamples: number;
   update: RunConfig['update'];
+  /** One replica's part in a data-parallel step; `group` is new for every attempt of the step. */
+  replica?: { rank: number; world: number; group: string };
 }
 
 export interface UpdateSummary {
@@ -41,6 +47,8 @@ export interface UpdateSummary {
   replayed: boolean;
   checkpoint: string;
   metrics: Record<string, number>;
+  /** A step over replicas: their count and the checksum of the weights they all hold after it. */
+  replicas?: { count: number; checksum: string };
 }
 
 export function createUpdateActivities(deps: EngineDeps & { kafka: Kafka; producer: LazyProducer }) {
@@ -49,7 +57,9 @@ export function createUpdateActivities(deps: EngineDeps & { kafka: Kafka; produc
       const { policy, iteration } = input;
       await ensurePolicy(deps, policy);
       const group = (it: number) => updateConsumerGroup(policy.runId, policy.spec.name, it);
-      const batch = await readBatch(deps.kafka, group(iteration), [TOPICS.trajectories, TOPICS.rollouts]);
+      const replica = input.replica;
+      const readAs = replica ? `${group(iteration)}.replica-${replica.rank}` : group(iteration);
+      const batch = await readBatch(deps.kafka, group(iteration), [TOPICS.trajectories, TOPICS.rollouts], readAs);
       heartbeat('read');
 
       const selected = selectIterationSamples(batch.records, {
@@ -66,10 +76,15 @@ export function createUpdateActivities(deps: EngineDeps & { kafka: Kafka; produc
       const advantages = groupAdvantages(scored, { normByStd: input.update.norm_adv_by_std, zeroVariance: input.update.zero_variance_groups });
       // Samples of dropped (zero-variance) groups are consumed by this update but not trained on.
       const trained = scored.filter((s) => advantages.has(s.sampleId));
+      const replicas = policy.spec.replicas;
+      const share = replica ? replicaShare(trained, (s) => tokens.get(s.sampleId)!.responseIds.length, replica.rank, replica.world) : trained;
       const result = await deps.engine.request<UpdateResult>('update', {
         policy: engineKey(policy),
         from_version: input.fromVersion,
-        samples: trained.map((s) => {
+        ...(replica && replicas
+          ? { distributed: { rank: replica.rank, world_size: replica.world, store: replicas.rendezvous, group: replica.group, timeout_s: replicas.timeoutS } }
+          : {}),
+        samples: share.map((s) => {
           const t = tokens.get(s.sampleId)!;
           return {
             sample_id: s.sampleId,
@@ -87,23 +102,29 @@ export function createUpdateActivities(deps: EngineDeps & { kafka: Kafka; produc
         max_grad_norm: input.update.max_grad_norm,
         micro_batch_tokens: input.update.micro_batch_tokens,
         checkpoint_root: checkpointRoot(policy, deps.dataDir),
+      }).catch((err) => {
+        // Replicas whose weights differ after the same step: retrying cannot make them agree.
+        throw err instanceof EngineError && err.type === 'ReplicaMismatch' ? ApplicationFailure.nonRetryable(err.message, err.type) : err;
       });
       // The checkpoint is on disk: record what it consumed, then let the offsets move past these records.
       // A retry after a crash here re-publishes the same event id, which the projector stores once.
-      const consumed = envelopes(updateStream(policy.runId, policy.spec.name, input.fromVersion), 0, [
-        {
-          type: 'SamplesConsumed',
-          runId: policy.runId,
-          iteration,
-          policy: policy.spec.name,
-          fromVersion: input.fromVersion,
-          toVersion: result.version,
-          // null: the sample's group had zero variance and was dropped.
-          advantages: Object.fromEntries(scored.map((s) => [s.sampleId, advantages.get(s.sampleId) ?? null])),
-        },
-      ]);
-      await deps.producer.send(TOPICS.events, consumed.map((e) => ({ key: e.stream, value: JSON.stringify(e) })));
-      await batch.commit(group(iteration + 1));
+      // With replicas, rank 0 alone records the step (the others hold the same result).
+      if (!replica || replica.rank === 0) {
+        const consumed = envelopes(updateStream(policy.runId, policy.spec.name, input.fromVersion), 0, [
+          {
+            type: 'SamplesConsumed',
+            runId: policy.runId,
+            iteration,
+            policy: policy.spec.name,
+            fromVersion: input.fromVersion,
+            toVersion: result.version,
+            // null: the sample's group had zero variance and was dropped.
+            advantages: Object.fromEntries(scored.map((s) => [s.sampleId, advantages.get(s.sampleId) ?? null])),
+          },
+        ]);
+        await deps.producer.send(TOPICS.events, consumed.map((e) => ({ key: e.stream, value: JSON.stringify(e) })));
+        await batch.commit(group(iteration + 1));
+      }
       return {
         fromVersion: input.fromVersion,
         toVersion: result.version,
@@ -111,6 +132,7 @@ export function createUpdateActivities(deps: EngineDeps & { kafka: Kafka; produc
         groups: new Set(trained.map((s) => s.groupKey)).size,
         replayed: result.replayed,
         checkpoint: result.checkpoint,
+        ...(result.replicas && result.checksum ? { replicas: { count: result.replicas, checksum: result.checksum } } : {}),
         // Metrics the engine did not compute this time (null) are left out.
         metrics: Object.fromEntries(
           Object.entries({

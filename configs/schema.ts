@@ -79,11 +79,22 @@ const trainingSchema = z
 
 const placementSchema = z.strictObject({
   // Task queue of the policy worker that hosts this base model and every policy built on it.
+  // With replicas, the queue all of them serve agent turns from (each also has its own update
+  // queue, <task_queue>-r<rank>: policy/spec.ts replicaQueue).
   task_queue: z.string().min(1).default('tandem-policy-0'),
-  // Device that worker must run on; checked by the worker before it serves the policy.
+  // Device that worker must run on; checked by the worker before it serves the policy. "cuda"
+  // accepts any GPU (cuda:N), e.g. for replicas, one per GPU.
   // (a refine, not .regex(): zod's regex check writes to its RegExp, which the workflow bundle
   // shares frozen between workflows; infra/temporal/bundle.ts)
   device: z.string().refine((d) => /^(cpu|cuda(:\d+)?)$/.test(d), 'expected cpu, cuda or cuda:N').default('cpu'),
+  // Data-parallel replicas: policy workers started with --replica 0..N-1, each holding a full copy
+  // of every policy on this base model. Turns spread over them; each update is one step over
+  // all of them (torch.distributed; services/engine/tandem_engine/replicas.py).
+  replicas: z.number().int().min(1).default(1),
+  // host:port where rank 0's engine serves the replicas' rendezvous store (rank 0's host on a cluster).
+  rendezvous: z.string().refine((a) => /^[^\s:]+:\d{1,5}$/.test(a), 'expected host:port').default('127.0.0.1:29400'),
+  // Seconds a replica waits for the others (to arrive, or to finish their share) before the step fails.
+  replica_timeout_s: z.number().int().min(1).default(600),
 });
 
 export const runConfigSchema = z

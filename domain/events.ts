@@ -108,6 +108,8 @@ export type TandemEvent =
       groups: number;
       replayed: boolean;
       metrics: Record<string, number>;
+      /** A step over replicas: how many, and the checksum of the weights they all hold after it. */
+      replicas?: { count: number; checksum: string };
     }
   | {
       /** Published by the update itself (not the workflow): which samples one update consumed, with their advantages. */

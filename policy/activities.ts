@@ -27,7 +27,7 @@ export function checkpointRoot(p: PolicyRef, workerDataDir: string): string {
  */
 export function loadSpec(deps: EngineDeps, policy: PolicyRef): LoadSpec {
   const { spec } = policy;
-  if (spec.device !== deps.device) {
+  if (spec.device !== deps.device && !(spec.device === 'cuda' && deps.device.startsWith('cuda:'))) {
     throw ApplicationFailure.nonRetryable(
       `policy ${spec.name} is placed on ${spec.device}, but the worker on task queue ${spec.taskQueue} runs on ${deps.device}`,
       'PlacementMismatch',

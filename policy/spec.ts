@@ -26,9 +26,18 @@ export interface PolicySpec {
   agents: string[];
   taskQueue: string;
   device: string;
+  /** Data-parallel replicas (placement.<base>.replicas); absent in specs recorded before them: 1. */
+  replicas?: Replicas;
 }
 
-const DEFAULT_PLACEMENT = { task_queue: 'tandem-policy-0', device: 'cpu' };
+/** How the replicas of a policy meet for an update (placement.<base>.*). */
+export interface Replicas {
+  count: number;
+  rendezvous: string;
+  timeoutS: number;
+}
+
+const DEFAULT_PLACEMENT = { task_queue: 'tandem-policy-0', device: 'cpu', replicas: 1, rendezvous: '127.0.0.1:29400', replica_timeout_s: 600 };
 /** Where scripted players run: the CPU worker's task queue (infra/settings.ts CPU_QUEUE). */
 const SCRIPTED_QUEUE = 'tandem-cpu';
 
@@ -70,6 +79,9 @@ function agentPolicies(cfg: RunConfig): AgentPolicy[] {
         ...(kind === 'lora' ? { lora } : {}),
         taskQueue: placement.task_queue,
         device: placement.device,
+        ...(placement.replicas > 1
+          ? { replicas: { count: placement.replicas, rendezvous: placement.rendezvous, timeoutS: placement.replica_timeout_s } }
+          : {}),
       },
     };
   });
@@ -84,6 +96,15 @@ export function policiesOf(cfg: RunConfig): PolicySpec[] {
     else byName.set(policy.name, { ...policy, agents: [agent] });
   }
   return [...byName.values()];
+}
+
+/** The task queue of one replica's updates: each rank's policy worker serves its own. */
+export const replicaQueue = (taskQueue: string, rank: number) => `${taskQueue}-r${rank}`;
+
+/** A queue that reaches each worker holding the policy once: its own, or each replica's update queue. */
+export function workerQueues(p: PolicySpec): string[] {
+  const n = p.replicas?.count ?? 1;
+  return n === 1 ? [p.taskQueue] : Array.from({ length: n }, (_, r) => replicaQueue(p.taskQueue, r));
 }
 
 /** The policies updates train: all but scripted players. */
@@ -122,6 +143,31 @@ export function policyIssues(cfg: RunConfig): ConfigIssue[] {
     if (clash) {
       issues.push({ path: `${path}.name`, message: `policy name "${a.policy.name}" is used on two base models ("${a.policy.base}" and "${clash.policy.base}")` });
     }
+  }
+  return [...issues, ...replicaIssues(cfg)];
+}
+
+/**
+ * The policy workers of one task queue are one set of replicas, so every base model placed on it
+ * has the same count; and two sets of replicas (two rank-0 engines) cannot serve their rendezvous
+ * store on the same address.
+ */
+function replicaIssues(cfg: RunConfig): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  const byQueue = new Map<string, string>();
+  const byAddress = new Map<string, string>();
+  for (const [base, p] of Object.entries(cfg.placement)) {
+    const other = byQueue.get(p.task_queue);
+    if (other !== undefined && cfg.placement[other].replicas !== p.replicas) {
+      issues.push({ path: `placement.${base}.replicas`, message: `task queue "${p.task_queue}" serves "${other}" with ${cfg.placement[other].replicas} replica(s); every base model on it needs the same count` });
+    }
+    byQueue.set(p.task_queue, other ?? base);
+    if (p.replicas < 2) continue;
+    const clash = byAddress.get(p.rendezvous);
+    if (clash !== undefined && cfg.placement[clash].task_queue !== p.task_queue) {
+      issues.push({ path: `placement.${base}.rendezvous`, message: `${p.rendezvous} is also the rendezvous of "${clash}" on another task queue; give each set of replicas its own port` });
+    }
+    byAddress.set(p.rendezvous, clash ?? base);
   }
   return issues;
 }

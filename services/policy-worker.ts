@@ -1,7 +1,10 @@
 // A policy worker: owns one tensor engine (a Python child process pinned to one device) and
 // serves agent turns and policy updates on its task queue.
 //   node --import tsx services/policy-worker.ts --task-queue tandem-policy-0 --device cpu \
-//     [--model PATH ...] [--metrics-port 9465] [--max-activities 512]
+//     [--replica 0] [--model PATH ...] [--metrics-port 9465] [--max-activities 512]
+// (--replica R, default 0: this worker is replica R of the policies placed on its task queue; it
+// also serves that replica's own queue, <task-queue>-rR, where the updates over replicas and the
+// releases reach each replica: policy/spec.ts replicaQueue, workflows/updates.ts.)
 // (the metrics port defaults to TANDEM_POLICY_WORKER_METRICS_PORT; metrics are served at /metrics.
 // --max-activities, default TANDEM_POLICY_WORKER_ACTIVITIES or 512, caps the activities it runs at
 // once: every agent turn in flight is one, so it bounds the engine's batch of requests.)
@@ -14,6 +17,7 @@ import { createAgentTurnActivities } from '../activities/agentTurn.js';
 import { createUpdateActivities } from '../activities/updatePolicy.js';
 import { lazyProducer, makeKafka } from '../infra/kafka/client.js';
 import { createPolicyActivities } from '../policy/activities.js';
+import { replicaQueue } from '../policy/spec.js';
 import { projectPath, READY_LINE, stackSettings } from '../infra/settings.js';
 import { tandemDataConverter } from '../infra/temporal/payloadStore.js';
 import { instrumentActivities } from './metrics/activities.js';
@@ -43,17 +47,21 @@ observeEngine(metrics.registry, engine);
 const kafka = makeKafka(s.kafkaBrokers, `tandem-${taskQueue}`);
 const producer = lazyProducer(kafka);
 const deps = { engine, producer, device, dataDir: s.dataDir };
-const worker = await Worker.create({
-  connection: await connectTemporal(),
+const replica = Number(option(process.argv, 'replica', '0'));
+if (!Number.isInteger(replica) || replica < 0) throw new Error(`--replica: a replica number (0, 1, ...), not '${option(process.argv, 'replica', '')}'`);
+const activities = instrumentActivities({ ...createPolicyActivities(deps), ...createAgentTurnActivities(deps), ...createUpdateActivities({ ...deps, kafka }) }, metrics);
+const connection = await connectTemporal();
+const workers = await Promise.all([taskQueue, replicaQueue(taskQueue, replica)].map((queue) => Worker.create({
+  connection,
   namespace: s.namespace,
-  taskQueue,
+  taskQueue: queue,
   dataConverter: tandemDataConverter(s.databaseUrl),
   interceptors: { activity: [heartbeatWhileRunning] },
-  activities: instrumentActivities({ ...createPolicyActivities(deps), ...createAgentTurnActivities(deps), ...createUpdateActivities({ ...deps, kafka }) }, metrics),
+  activities,
   maxConcurrentActivityTaskExecutions: Number(option(process.argv, 'max-activities', process.env.TANDEM_POLICY_WORKER_ACTIVITIES ?? '512')),
-});
+})));
 const metricsServer = await startMetricsEndpoint(metricsPort, metrics.registry);
-console.log(`${READY_LINE} policy-worker on task queue ${taskQueue}, device ${device}`);
-await worker.run();
+console.log(`${READY_LINE} policy-worker on task queue ${taskQueue} (replica ${replica}), device ${device}`);
+await Promise.all(workers.map((w) => w.run()));
 await Promise.all([engine.stop(), producer.close()]);
 metricsServer.close();

@@ -27,3 +27,11 @@ export const localScoring = proxyLocalActivities<CpuActivities>({ startToCloseTi
 export function policyActivities(taskQueue: string) {
   return proxyActivities<PolicyActivities>({ ...common, taskQueue, startToCloseTimeout: '30 minutes' });
 }
+
+/**
+ * A replica's part in a data-parallel update: one attempt only, since a step over replicas is
+ * retried as a whole, with a new rendezvous group (workflows/updates.ts).
+ */
+export function replicaActivities(taskQueue: string) {
+  return proxyActivities<PolicyActivities>({ ...common, taskQueue, startToCloseTimeout: '30 minutes', retry: { maximumAttempts: 1 } });
+}

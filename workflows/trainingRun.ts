@@ -5,7 +5,7 @@
 // every val_freq-th iteration and after the last. Signals pause, resume and stop it
 // (runLifecycle.ts); the progress query shows where it is. Continues as new when Temporal suggests it, carrying only RunState.
 import { ApplicationFailure, continueAsNew, executeChild, patched, setHandler, workflowInfo } from '@temporalio/workflow';
-import { policiesOf, trainable } from '../policy/spec.js';
+import { policiesOf, trainable, workerQueues } from '../policy/spec.js';
 import { checkRunConfig } from '../configs/check.js';
 import { formatIssues } from '../configs/schema.js';
 import { planIteration } from '../domain/atgrpo.js';
@@ -18,6 +18,7 @@ import { inWindow } from './inWindow.js';
 import { progressQuery, type EvaluationPoint, type IterationSummary, type RunProgress } from './messages.js';
 import { policyRef } from '../policy/ref.js';
 import { cpu, policyActivities } from './proxies.js';
+import { updatePolicyOf } from './updates.js';
 import { RunLifecycle, type LifecycleState } from './runLifecycle.js';
 
 export interface TrainingRunInput {
@@ -136,7 +137,7 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
     for (const p of policies) {
       await life.untilResumed();
       const expectedSamples = summaries.reduce((n, s) => n + (s.samplesByPolicy[p.name] ?? 0), 0);
-      const upd = await policyActivities(p.taskQueue).updatePolicy({
+      const upd = await updatePolicyOf(p, {
         policy: ref(p),
         iteration: it,
         fromVersion: state.versions[p.name],
@@ -148,7 +149,7 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
       state.lastCheckpoint = upd.checkpoint;
       updates[p.name] = { toVersion: upd.toVersion, loss: upd.metrics.loss, samples: upd.samples, groups: upd.groups, tokens: upd.metrics.tokens };
       events.push(
-        { type: 'UpdateApplied', runId, iteration: it, policy: p.name, fromVersion: upd.fromVersion, toVersion: upd.toVersion, samples: upd.samples, groups: upd.groups, replayed: upd.replayed, metrics: upd.metrics },
+        { type: 'UpdateApplied', runId, iteration: it, policy: p.name, fromVersion: upd.fromVersion, toVersion: upd.toVersion, samples: upd.samples, groups: upd.groups, replayed: upd.replayed, metrics: upd.metrics, ...(upd.replicas ? { replicas: upd.replicas } : {}) },
         { type: 'CheckpointSaved', runId, iteration: it, policy: p.name, version: upd.toVersion, path: upd.checkpoint },
       );
     }
@@ -215,7 +216,7 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
   // The run's weights leave the engines; its checkpoints stay (an evaluation reloads the newest).
   // patched: runs recorded before this step existed replay without it.
   if (patched('release-policies-at-end')) {
-    for (const p of policies) await policyActivities(p.taskQueue).releasePolicy(ref(p));
+    for (const p of policies) for (const q of workerQueues(p)) await policyActivities(q).releasePolicy(ref(p));
   }
   ended = reason;
   return { ...progress, status: reason, iterationStartedAt: life.iterationStartedAt, iterationPausedMs: life.iterationPausedMs, pausedSince: null };

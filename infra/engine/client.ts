@@ -191,6 +191,9 @@ export interface UpdateResult {
   logprob_gap: number;
   lr: number;
   checkpoint: string;
+  /** A step over replicas (the `distributed` field): their count and the checksum they agreed on. */
+  replicas?: number;
+  checksum?: string;
 }
 
 /** The `stats` op: counters since the engine started, and its rows now. */

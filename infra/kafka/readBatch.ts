@@ -16,12 +16,18 @@ export interface BatchRead {
   commit(toGroup?: string): Promise<void>;
 }
 
-export async function readBatch(kafka: Kafka, groupId: string, topics: string[]): Promise<BatchRead> {
+/**
+ * `readAs`: consume as this group instead, its offsets first set to where `groupId`'s are, so that
+ * several readers (the replicas of a policy) can each read the same range at once: the members
+ * of one group would split the partitions between them. `commit()` still sets `groupId`'s.
+ */
+export async function readBatch(kafka: Kafka, groupId: string, topics: string[], readAs = groupId): Promise<BatchRead> {
   const admin = kafka.admin();
   await admin.connect();
   try {
     // Where to stop: the end of each partition now. Where to start: the group's offsets.
     const ends = new Map<string, bigint>();
+    const starts = new Map<string, bigint>();
     const remaining = new Set<string>();
     for (const topic of topics) {
       const committed = await admin.fetchOffsets({ groupId, topics: [topic] });
@@ -30,22 +36,23 @@ export async function readBatch(kafka: Kafka, groupId: string, topics: string[])
         const id = `${topic}:${p.partition}`;
         ends.set(id, BigInt(p.high));
         const from = start.get(p.partition) ?? -1n;
-        const low = BigInt(p.low);
-        if ((from < 0n ? low : from) < BigInt(p.high)) remaining.add(id);
+        starts.set(id, from < 0n ? BigInt(p.low) : from);
+        if (starts.get(id)! < BigInt(p.high)) remaining.add(id);
       }
     }
     const records: BatchRead['records'] = [];
     if (remaining.size > 0) {
+      if (readAs !== groupId) await setOffsets(kafka, readAs, topics, starts);
       // A short session, so that a member left behind by a killed reader stops blocking the group soon.
-      const consumer = kafka.consumer({ groupId, allowAutoTopicCreation: false, sessionTimeout: 10_000, heartbeatInterval: 1_000, maxBytesPerPartition: MAX_RECORD_BYTES });
+      const consumer = kafka.consumer({ groupId: readAs, allowAutoTopicCreation: false, sessionTimeout: 10_000, heartbeatInterval: 1_000, maxBytesPerPartition: MAX_RECORD_BYTES });
       await consumer.connect();
       let timer: NodeJS.Timeout | undefined;
       try {
         await consumer.subscribe({ topics, fromBeginning: true });
         await new Promise<void>((resolve, reject) => {
           // kafkajs restarts a crashed consumer by itself; a read must not wait on that forever.
-          consumer.on(consumer.events.CRASH, ({ payload }) => reject(new Error(`reading ${topics.join(', ')} for ${groupId}: ${payload.error.message}`)));
-          timer = setTimeout(() => reject(new Error(`reading ${topics.join(', ')} for ${groupId}: not at the end after ${READ_TIMEOUT_MS / 1000}s`)), READ_TIMEOUT_MS);
+          consumer.on(consumer.events.CRASH, ({ payload }) => reject(new Error(`reading ${topics.join(', ')} for ${readAs}: ${payload.error.message}`)));
+          timer = setTimeout(() => reject(new Error(`reading ${topics.join(', ')} for ${readAs}: not at the end after ${READ_TIMEOUT_MS / 1000}s`)), READ_TIMEOUT_MS);
           consumer
             .run({
               autoCommit: false,

@@ -4,9 +4,10 @@
 //   - The server is the Temporal CLI that infra/setup.sh installs (.venv/bin/temporal): the SDK
 //     cannot download a test server here. Its dev server has no time skipping, so workflow time
 //     is wall time; none of Tandem's workflows waits on a timer, so none is needed.
-//   - Two workers: `tandem-cpu` (the workflows, and envReset, scoreCandidates, scriptedTurn,
+//   - Workers: `tandem-cpu` (the workflows, and envReset, scoreCandidates, scriptedTurn,
 //     publishEvents, publishEpisode) and `tandem-policy-0` (policyVersion, agentTurn,
-//     updatePolicy, releasePolicy), with the real activities' names, inputs and outputs.
+//     updatePolicy, releasePolicy), with the real activities' names, inputs and outputs; the same
+//     policy activities also on the update queues of two replicas (tandem-policy-0-r0, -r1).
 //   - The defaults: envReset and scriptedTurn are the real activities (pure for an env without a
 //     dataset file); scoreCandidates scores with the env's own pure logic, but runs no program (a
 //     program the answer asks for "ran" and printed nothing); agentTurn answers K texts that name
@@ -15,6 +16,7 @@
 //   - Every call is recorded with its input and output, in the order the activities ran. A test
 //     replaces an activity's behaviour through `mocks` (reset() restores the defaults).
 import assert from 'node:assert/strict';
+import { Context } from '@temporalio/activity';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import type { CandidateText } from '../../activities/agentTurn.js';
@@ -28,6 +30,7 @@ import { envOf } from '../../envs/index.js';
 import type { ProgramRun } from '../../envs/types.js';
 import { CPU_QUEUE, projectPath } from '../../infra/settings.js';
 import { bundleWorkflows } from '../../infra/temporal/bundle.js';
+import { replicaQueue } from '../../policy/spec.js';
 import { heartbeatWhileRunning } from '../../services/heartbeat.js';
 import { eventually } from './eventually.js';
 
@@ -39,12 +42,16 @@ type Output<N extends ActivityName> = Awaited<ReturnType<Activities[N]>>;
 /** One activity execution: its input, and its output once it returned. */
 export interface ActivityCall<N extends ActivityName = ActivityName> {
   name: N;
+  /** The task queue it was taken from. */
+  queue: string;
   input: Input<N>;
   output?: Output<N>;
 }
 
 /** The policy worker's queue in the run configs the tests use (placement's default). */
 const POLICY_QUEUE = 'tandem-policy-0';
+/** The update queues of two replicas on it (placement.<base>.replicas=2; policy/spec.ts replicaQueue). */
+const REPLICA_QUEUES = [replicaQueue(POLICY_QUEUE, 0), replicaQueue(POLICY_QUEUE, 1)];
 const CPU_NAMES = ['envReset', 'scoreCandidates', 'scriptedTurn', 'publishEvents', 'publishEpisode'] as const;
 const POLICY_NAMES = ['policyVersion', 'agentTurn', 'updatePolicy', 'releasePolicy'] as const;
 
@@ -134,7 +141,7 @@ export async function startWorkflowHarness(opts: { dynamicConfig?: string[] } = 
       names.map((name) => [
         name,
         async (input: never) => {
-          const call: ActivityCall = { name, input };
+          const call: ActivityCall = { name, queue: Context.current().info.taskQueue, input };
           harness.calls.push(call);
           call.output = await (harness.mocks[name] as (i: never) => Promise<never>)(input);
           return call.output;
@@ -144,7 +151,7 @@ export async function startWorkflowHarness(opts: { dynamicConfig?: string[] } = 
   const workerOptions = { connection: env.nativeConnection, namespace: env.namespace ?? 'default', interceptors: { activity: [heartbeatWhileRunning] } };
   const workers = await Promise.all([
     Worker.create({ ...workerOptions, taskQueue: CPU_QUEUE, workflowBundle: await bundle, activities: recorded(CPU_NAMES) }),
-    Worker.create({ ...workerOptions, taskQueue: POLICY_QUEUE, activities: recorded(POLICY_NAMES) }),
+    ...[POLICY_QUEUE, ...REPLICA_QUEUES].map((taskQueue) => Worker.create({ ...workerOptions, taskQueue, activities: recorded(POLICY_NAMES) })),
   ]);
   const running = Promise.all(workers.map((w) => w.run()));
   harness.close = async () => {

@@ -1,0 +1,95 @@
+// A policy on two data-parallel replicas (placement.<base>.replicas=2), with mocked activities
+// (test/support/workflowEnv.ts): each update is one step with a part on each replica's own update
+// queue, both in the same rendezvous group; a failed part makes the whole step run again under a
+// new group; a non-retryable failure ends the run; the run's policies are released on every
+// replica. Also the pure pieces: how groups are dealt to replicas, and the placement checks.
+import assert from 'node:assert/strict';
+import { after, beforeEach, test } from 'node:test';
+import { WorkflowFailedError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import { replicaShare } from '../../activities/iterationSamples.js';
+import { loadRunConfig } from '../../configs/load.js';
+import { CPU_QUEUE } from '../../infra/settings.js';
+import { trainingRun } from '../../workflows/trainingRun.js';
+import { callsOf, defaultMocks, eventsOf, runConfig, startWorkflowHarness } from '../support/workflowEnv.js';
+
+const L1 = 'configs/mathrefine/mathrefine_L1_prompt.yaml';
+const SMALL = ['training.train_batch_size=2', 'training.train_sample_num=2', 'env.max_turns=1', 'training.total_training_steps=2', 'training.val_freq=0'];
+const REPLICATED = [...SMALL, 'placement.shared_model.replicas=2'];
+
+const h = await startWorkflowHarness();
+after(() => h.close());
+beforeEach(() => h.reset());
+
+async function run(runId: string, overrides: string[]) {
+  const config = runConfig(L1, overrides);
+  return h.env.client.workflow.execute(trainingRun, { taskQueue: CPU_QUEUE, workflowId: runId, args: [{ config }] });
+}
+
+test('each update is one step with a part on each replica, in one group per attempt', async () => {
+  await run('replicas-ok', REPLICATED);
+  const updates = callsOf(h.calls, 'updatePolicy');
+  assert.deepEqual(updates.map((c) => [c.queue, c.input.fromVersion, c.input.replica?.rank]).sort(), [
+    ['tandem-policy-0-r0', 0, 0], ['tandem-policy-0-r0', 1, 0], ['tandem-policy-0-r1', 0, 1], ['tandem-policy-0-r1', 1, 1],
+  ]);
+  for (const v of [0, 1]) {
+    const parts = updates.filter((c) => c.input.fromVersion === v).map((c) => c.input.replica!);
+    assert.deepEqual(parts.map((p) => [p.world, p.group]), [[2, `replicas-ok/shared_model/v${v}/attempt-1`], [2, `replicas-ok/shared_model/v${v}/attempt-1`]]);
+  }
+  // One UpdateApplied per step, not per replica; the policy leaves both replicas at the end.
+  assert.deepEqual(eventsOf(h.calls, 'UpdateApplied').map((e) => e.toVersion), [1, 2]);
+  assert.deepEqual(callsOf(h.calls, 'releasePolicy').map((c) => c.queue).sort(), ['tandem-policy-0-r0', 'tandem-policy-0-r1']);
+});
+
+test('without replicas the update runs once, on the policy worker queue, as before', async () => {
+  await run('replicas-none', SMALL);
+  const updates = callsOf(h.calls, 'updatePolicy');
+  assert.deepEqual(updates.map((c) => [c.queue, c.input.replica]), [['tandem-policy-0', undefined], ['tandem-policy-0', undefined]]);
+});
+
+test('a failed part runs the whole step again, under a new group', async () => {
+  let failures = 0;
+  h.mocks.updatePolicy = async (input) => {
+    if (input.replica?.rank === 1 && input.fromVersion === 0 && failures++ === 0) throw ApplicationFailure.retryable('peer died', 'ReplicaGroupFailed');
+    return defaultMocks().updatePolicy(input);
+  };
+  await run('replicas-retry', REPLICATED);
+  const first = callsOf(h.calls, 'updatePolicy').filter((c) => c.input.fromVersion === 0).map((c) => `${c.input.replica!.rank} ${c.input.replica!.group}`);
+  assert.deepEqual(first.sort(), [
+    '0 replicas-retry/shared_model/v0/attempt-1', '0 replicas-retry/shared_model/v0/attempt-2',
+    '1 replicas-retry/shared_model/v0/attempt-1', '1 replicas-retry/shared_model/v0/attempt-2',
+  ]);
+  assert.deepEqual(eventsOf(h.calls, 'UpdateApplied').map((e) => e.toVersion), [1, 2]);
+});
+
+test('a non-retryable failure of a part (replicas that disagree) ends the run', async () => {
+  h.mocks.updatePolicy = async (input) => {
+    if (input.replica?.rank === 1) throw ApplicationFailure.nonRetryable('weights differ', 'ReplicaMismatch');
+    return defaultMocks().updatePolicy(input);
+  };
+  await assert.rejects(run('replicas-mismatch', REPLICATED), (err) => err instanceof WorkflowFailedError);
+  assert.equal(callsOf(h.calls, 'updatePolicy').filter((c) => c.input.replica?.rank === 1).length, 1);
+});
+
+test('replicas get whole groups, the largest first to the least loaded', () => {
+  const s = (groupKey: string, sampleId: string, tokens: number) => ({ groupKey, sampleId, tokens });
+  const samples = [s('a', 'a1', 50), s('a', 'a2', 50), s('b', 'b1', 30), s('c', 'c1', 40), s('c', 'c2', 10), s('d', 'd1', 5)];
+  const shares = [0, 1].map((r) => replicaShare(samples, (x) => x.tokens, r, 2).map((x) => x.sampleId));
+  // a (100) -> 0; c (50) -> 1; b (30) -> 1 (50 < 100); d (5) -> 1 (80 < 100)
+  assert.deepEqual(shares, [['a1', 'a2'], ['c1', 'c2', 'b1', 'd1']]);
+  assert.deepEqual(replicaShare([...samples].reverse(), (x) => x.tokens, 1, 2).map((x) => x.sampleId), shares[1], 'the same deal whatever the order read');
+});
+
+test('placement: replicas on one task queue agree, and each set has its own rendezvous port', () => {
+  const two = loadRunConfig('configs/planpath/planpath_L3_model.yaml', [
+    'placement.tool_model.replicas=2', 'placement.plan_model.replicas=2', 'placement.plan_model.task_queue=tandem-policy-1',
+  ]);
+  assert.ok(!two.ok);
+  assert.deepEqual(two.issues.map((i) => i.path), ['placement.plan_model.rendezvous']);
+  const mixed = loadRunConfig('configs/planpath/planpath_L3_model.yaml', ['placement.tool_model.replicas=2', 'placement.plan_model.replicas=1']);
+  assert.ok(!mixed.ok);
+  assert.deepEqual(mixed.issues.map((i) => i.path), ['placement.plan_model.replicas']);
+  const bad = loadRunConfig(L1, ['placement.shared_model.rendezvous=nowhere']);
+  assert.ok(!bad.ok);
+  assert.deepEqual(bad.issues.map((i) => i.path), ['placement.shared_model.rendezvous']);
+});

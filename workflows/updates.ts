@@ -1,0 +1,40 @@
+// One policy's update of one iteration: on its policy worker, or, for a policy with replicas
+// (placement.<base>.replicas > 1), as one data-parallel step over all of them. Each replica's
+// activity runs once per attempt on its own update queue (policy/spec.ts replicaQueue); if any fails,
+// the others are cancelled and the step is tried again as a whole, under a new rendezvous group,
+// so that no replica ever meets a member of an earlier attempt. The engines write the checkpoint
+// only once all replicas have stepped (tandem_engine/replicas.py), and an update is idempotent by
+// version, so a step that did get through before a failure is replayed, not repeated.
+import { ActivityFailure, ApplicationFailure, CancellationScope, sleep } from '@temporalio/workflow';
+import type { UpdateInput, UpdateSummary } from '../activities/updatePolicy.js';
+import { replicaQueue, type PolicySpec } from '../policy/spec.js';
+import { policyActivities, replicaActivities } from './proxies.js';
+
+/** Attempts of a step over replicas, and the longest wait between two. */
+const MAX_ATTEMPTS = 20;
+const MAX_BACKOFF_S = 30;
+
+export async function updatePolicyOf(p: PolicySpec, input: Omit<UpdateInput, 'replica'>): Promise<UpdateSummary> {
+  const world = p.replicas?.count ?? 1;
+  if (world === 1) return policyActivities(p.taskQueue).updatePolicy(input);
+  for (let attempt = 1; ; attempt++) {
+    const group = `${input.policy.runId}/${p.name}/v${input.fromVersion}/attempt-${attempt}`;
+    const scope = new CancellationScope();
+    try {
+      const results = await scope.run(() =>
+        Promise.all(Array.from({ length: world }, (_, rank) =>
+          replicaActivities(replicaQueue(p.taskQueue, rank)).updatePolicy({ ...input, replica: { rank, world, group } }))),
+      );
+      return results[0];
+    } catch (err) {
+      scope.cancel(); // the other replicas' parts of this attempt
+      if (attempt >= MAX_ATTEMPTS || !retryable(err)) throw err;
+      await sleep(Math.min(2 ** (attempt - 1), MAX_BACKOFF_S) * 1000);
+    }
+  }
+}
+
+function retryable(err: unknown): boolean {
+  const cause = err instanceof ActivityFailure ? err.cause : err;
+  return !(cause instanceof ApplicationFailure && cause.nonRetryable);
+}
