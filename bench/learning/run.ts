@@ -1,17 +1,20 @@
 // Proof of learning: the reference's results table in small, on this machine's stack.
 //   node --import tsx bench/learning/run.ts [--suite planpath|smollm2-math|smollm2-arith] [--tokens N] [--val-problems N]
-//                                           [--val-samples N] [--batch N] [--map N] [--rows id,id,...]
+//                                           [--val-samples N] [--batch N] [--map N] [--rows id,id,...] [--stamp S]
 // --suite planpath (the default): Plan-Path (map N x N) with the tiny model; --suite smollm2-math:
 // math with SmolLM2-135M-Instruct (configs/smollm2/). Every training row trains until its updates have
 // consumed N sampled response tokens (then `stop`: the iteration in flight finishes), and every
 // row is evaluated on the same held-out problems (validation seeds, --val-samples episodes each,
 // sampled with the config's val_llm_config).
+// --stamp S continues an interrupted bench: its runs and evaluations (workflow ids learn-S-<row>)
+// are attached to where they are, running or finished, instead of started again.
 // Uses the stack the TANDEM_* settings point at (`npx tandem stack up` first). Prints one line
 // per iteration to stderr and a Markdown section for bench/RESULTS.md to stdout.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
-import type { Client } from '@temporalio/client';
+import { ServiceError, WorkflowExecutionAlreadyStartedError, type Client, type WorkflowHandle, type WorkflowStartOptions } from '@temporalio/client';
+import type { Workflow, WorkflowResultType } from '@temporalio/common';
 import { loadRunConfig } from '../../configs/load.js';
 import type { RunConfig } from '../../configs/schema.js';
 import type { EvaluationResult } from '../../domain/events.js';
@@ -90,7 +93,31 @@ const valSamples = Number(arg('val-samples', '2'));
 const batch = Number(arg('batch', '8'));
 const map = Number(arg('map', '5'));
 const only = arg('rows', ROWS.map((r) => r.id).join(',')).split(',');
-const stamp = new Date().toISOString().slice(0, 16).replace(/[-:T]/g, '');
+const stamp = arg('stamp', new Date().toISOString().slice(0, 16).replace(/[-:T]/g, ''));
+
+/** Starts the workflow, or attaches to the one of that id (running, or finished: --stamp). */
+async function startOrAttach<T extends Workflow>(client: Client, wf: T, options: WorkflowStartOptions<T>): Promise<WorkflowHandle<T>> {
+  try {
+    return await client.workflow.start(wf, { ...options, workflowIdReusePolicy: 'REJECT_DUPLICATE' });
+  } catch (err) {
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    console.error(`attached to ${options.workflowId}`);
+    return client.workflow.getHandle(options.workflowId);
+  }
+}
+
+/** The workflow's result; a call that fails on the way (the server busy, the connection lost) is made again. */
+async function resultOf<T extends Workflow>(handle: WorkflowHandle<T>): Promise<WorkflowResultType<T>> {
+  for (;;) {
+    try {
+      return await handle.result();
+    } catch (err) {
+      if (!(err instanceof ServiceError)) throw err;
+      console.error(`${handle.workflowId}: ${err.message}; asking again`);
+      await new Promise((r) => setTimeout(r, 5000));
+    }
+  }
+}
 
 function config(row: Row): RunConfig {
   const loaded = loadRunConfig(row.file, [
@@ -112,11 +139,11 @@ function config(row: Row): RunConfig {
  * expected (at the mean tokens per iteration so far) to reach the budget.
  */
 async function train(client: Client, row: Row, cfg: RunConfig, runId: string): Promise<{ iterations: number; tokens: number }> {
-  const handle = await client.workflow.start(trainingRun, { taskQueue: CPU_QUEUE, workflowId: runId, args: [{ config: cfg }] });
+  const handle = await startOrAttach(client, trainingRun, { taskQueue: CPU_QUEUE, workflowId: runId, args: [{ config: cfg }] });
   let tokens = 0;
   let seen = -1;
   let stopping = false;
-  const done = handle.result();
+  const done = resultOf(handle);
   let finished = false;
   done.then(() => (finished = true), () => (finished = true));
   while (!finished) {
@@ -128,7 +155,7 @@ async function train(client: Client, row: Row, cfg: RunConfig, runId: string): P
       tokens += Object.values(s.updates).reduce((n, u) => n + (u.tokens ?? 0), 0);
       console.error(`${row.id} iteration ${s.iteration + 1}: success ${s.successRate.toFixed(3)}, ${tokens} tokens of ${budget}`);
     }
-    if (!stopping && seen >= 0 && tokens + tokens / (seen + 1) >= budget) {
+    if (!stopping && !finished && seen >= 0 && tokens + tokens / (seen + 1) >= budget) {
       stopping = true;
       await handle.signal(stopSignal);
     }
@@ -145,11 +172,11 @@ async function main(): Promise<void> {
     const cfg = config(row);
     const runId = `learn-${stamp}-${row.id}`;
     const trained = row.algorithm === null ? { iterations: 0, tokens: 0 } : await train(client, row, cfg, runId);
-    const evaluation = await client.workflow.execute(evaluate, {
+    const evaluation = await resultOf(await startOrAttach(client, evaluate, {
       taskQueue: CPU_QUEUE,
       workflowId: `${runId}/final-eval`,
       args: [{ config: cfg, runId, iteration: trained.iterations }],
-    });
+    }));
     const minutes = (Date.now() - started) / 60_000;
     console.error(`${row.id}: held-out success ${evaluation.successRate.toFixed(3)} after ${trained.iterations} iterations (${minutes.toFixed(1)} min)`);
     results.push({ row, ...trained, evaluation, minutes });

@@ -1,0 +1,90 @@
+// One policy on two data-parallel replicas on the real stack: the test stack's policy worker is
+// replica 0 and this test starts replica 1 (a second policy worker, with its own engine, on the
+// same task queue). Runs of L1 (one full model) and L2 (two adapters) complete two iterations;
+// every update is one step over both replicas (UpdateApplied says so, with the checksum of the
+// weights both hold), written once, and the exactly-once check passes. The step's equality with a
+// single engine's on the same samples is services/engine/tests/test_replicas.py.
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import net from 'node:net';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { after, before, test } from 'node:test';
+import { and, eq, sql } from 'drizzle-orm';
+import { loadRunConfig } from '../../configs/load.js';
+import type { TandemEvent } from '../../domain/events.js';
+import { events } from '../../infra/db/schema.js';
+import { CPU_QUEUE, projectPath, READY_LINE } from '../../infra/settings.js';
+import { trainingRun } from '../../workflows/trainingRun.js';
+import { assertExactlyOnce } from '../support/exactlyOnce.js';
+import { database, settings, temporal } from '../support/stack.js';
+
+const t = await temporal();
+let replica1: ChildProcess | undefined;
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const srv = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+before(async () => {
+  const proc = spawn(process.execPath, ['--import', 'tsx', projectPath('services/policy-worker.ts'),
+    '--task-queue', settings.policyQueue, '--replica', '1', '--device', 'cpu', '--metrics-port', String(await freePort())], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  replica1 = proc;
+  await new Promise<void>((resolve, reject) => {
+    proc.on('exit', (code) => reject(new Error(`replica 1's policy worker exited (code ${code}) before it was ready`)));
+    createInterface({ input: proc.stdout! }).on('line', (line) => {
+      if (line.includes(READY_LINE)) resolve();
+    });
+  });
+});
+
+after(async () => {
+  replica1?.kill('SIGTERM');
+  await t.close();
+});
+
+async function runOnReplicas(file: string, base: string, policies: string[]) {
+  const overrides = ['training.total_training_steps=2', 'training.train_batch_size=2', 'training.train_sample_num=2', 'env.max_turns=1',
+    `placement.${base}.replicas=2`, `placement.${base}.rendezvous=127.0.0.1:${await freePort()}`, 'placement.' + base + '.replica_timeout_s=120'];
+  const cfg = loadRunConfig(file, overrides);
+  assert.ok(cfg.ok, JSON.stringify(!cfg.ok && cfg.issues));
+  const runId = `replicas-${Date.now()}`;
+  const result = await t.client.workflow.execute(trainingRun, { taskQueue: CPU_QUEUE, workflowId: runId, args: [{ config: cfg.config }] });
+  assert.deepEqual(result.versions, Object.fromEntries(policies.map((p) => [p, 2])));
+  await assertExactlyOnce(runId, { iterations: 2, policies });
+
+  const pg = database();
+  try {
+    const rows = await pg.db.select({ data: events.data }).from(events)
+      .where(and(eq(events.type, 'UpdateApplied'), eq(sql`${events.data}->>'runId'`, runId)));
+    const applied = rows.map((r) => r.data as Extract<TandemEvent, { type: 'UpdateApplied' }>);
+    assert.equal(applied.length, 2 * policies.length);
+    for (const u of applied) {
+      assert.equal(u.replicas?.count, 2, `${u.policy} v${u.toVersion}: a step over both replicas`);
+      assert.match(u.replicas!.checksum, /^[0-9a-f]{8}$/);
+    }
+  } finally {
+    await pg.close();
+  }
+  for (const p of policies) {
+    const root = join(settings.dataDir, 'runs', runId, 'checkpoints', p);
+    assert.deepEqual(readdirSync(root).sort(), ['v000001', 'v000002'], `${p}: each version written once, nothing half-written left`);
+    assert.ok(existsSync(join(root, 'v000002', 'state.json')));
+  }
+}
+
+test('L1: one shared model on two replicas trains two iterations, one step over both per update', async () => {
+  await runOnReplicas('configs/planpath/planpath_L1_prompt.yaml', 'shared_model', ['shared_model']);
+});
+
+test('L2: two adapters on a base with two replicas, each adapter stepped over both', async () => {
+  await runOnReplicas('configs/planpath/planpath_L2_lora.yaml', 'base_model', ['tool_call_agent', 'plan_agent']);
+});
