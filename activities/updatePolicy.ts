@@ -82,7 +82,7 @@ export function createUpdateActivities(deps: EngineDeps & { kafka: Kafka; produc
         policy: engineKey(policy),
         from_version: input.fromVersion,
         ...(replica && replicas
-          ? { distributed: { rank: replica.rank, world_size: replica.world, store: replicas.rendezvous, group: replica.group, timeout_s: replicas.timeoutS } }
+          ? { distributed: { rank: replica.rank, world_size: replica.world, store: replicas.rendezvous, group: replica.group, join_timeout_s: replicas.joinTimeoutS, timeout_s: replicas.timeoutS } }
           : {}),
         samples: share.map((s) => {
           const t = tokens.get(s.sampleId)!;

@@ -93,7 +93,9 @@ const placementSchema = z.strictObject({
   replicas: z.number().int().min(1).default(1),
   // host:port where rank 0's engine serves the replicas' rendezvous store (rank 0's host on a cluster).
   rendezvous: z.string().refine((a) => /^[^\s:]+:\d{1,5}$/.test(a), 'expected host:port').default('127.0.0.1:29400'),
-  // Seconds a replica waits for the others (to arrive, or to finish their share) before the step fails.
+  // Seconds a replica waits for the others to arrive at a step, and, once they have, for their
+  // shares of it, before the step fails (and is tried again as a whole).
+  replica_join_timeout_s: z.number().int().min(1).default(60),
   replica_timeout_s: z.number().int().min(1).default(600),
 });
 

@@ -27,11 +27,15 @@ export function stackSettings() {
     dataDir,
     temporalPort,
     temporalUiPort: port('TANDEM_TEMPORAL_UI_PORT', 8233),
-    temporalAddress: `127.0.0.1:${temporalPort}`,
+    // A Temporal cluster or Temporal Cloud instead of the local dev server (docs/DEPLOYMENT.md):
+    // its address, and for Cloud an API key (which turns TLS on).
+    temporalAddress: process.env.TANDEM_TEMPORAL_ADDRESS ?? `127.0.0.1:${temporalPort}`,
+    temporalApiKey: process.env.TANDEM_TEMPORAL_API_KEY || undefined,
     namespace: process.env.TANDEM_NAMESPACE ?? 'default',
     kafkaPort,
     kafkaControllerPort: port('TANDEM_KAFKA_CONTROLLER_PORT', 9093),
-    kafkaBrokers: [`127.0.0.1:${kafkaPort}`],
+    // A Kafka cluster instead of the local broker: comma-separated host:port.
+    kafkaBrokers: (process.env.TANDEM_KAFKA_BROKERS ?? `127.0.0.1:${kafkaPort}`).split(',').filter(Boolean),
     pgPort,
     databaseUrl: process.env.TANDEM_DATABASE_URL ?? `postgres://tandem@127.0.0.1:${pgPort}/tandem`,
     /** The policy worker `stack up` starts: its task queue and device. */

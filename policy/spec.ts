@@ -34,10 +34,11 @@ export interface PolicySpec {
 export interface Replicas {
   count: number;
   rendezvous: string;
+  joinTimeoutS: number;
   timeoutS: number;
 }
 
-const DEFAULT_PLACEMENT = { task_queue: 'tandem-policy-0', device: 'cpu', replicas: 1, rendezvous: '127.0.0.1:29400', replica_timeout_s: 600 };
+const DEFAULT_PLACEMENT = { task_queue: 'tandem-policy-0', device: 'cpu', replicas: 1, rendezvous: '127.0.0.1:29400', replica_join_timeout_s: 60, replica_timeout_s: 600 };
 /** Where scripted players run: the CPU worker's task queue (infra/settings.ts CPU_QUEUE). */
 const SCRIPTED_QUEUE = 'tandem-cpu';
 
@@ -80,7 +81,7 @@ function agentPolicies(cfg: RunConfig): AgentPolicy[] {
         taskQueue: placement.task_queue,
         device: placement.device,
         ...(placement.replicas > 1
-          ? { replicas: { count: placement.replicas, rendezvous: placement.rendezvous, timeoutS: placement.replica_timeout_s } }
+          ? { replicas: { count: placement.replicas, rendezvous: placement.rendezvous, joinTimeoutS: placement.replica_join_timeout_s, timeoutS: placement.replica_timeout_s } }
           : {}),
       },
     };

@@ -6,7 +6,8 @@ import { stackSettings } from '../infra/settings.js';
 import { serveMetrics } from './metrics/server.js';
 
 export async function connectTemporal(): Promise<NativeConnection> {
-  return NativeConnection.connect({ address: stackSettings().temporalAddress });
+  const s = stackSettings();
+  return NativeConnection.connect({ address: s.temporalAddress, ...(s.temporalApiKey ? { apiKey: s.temporalApiKey, tls: true } : {}) });
 }
 
 /** Every value of a repeatable `--name value` option. */

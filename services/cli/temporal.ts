@@ -10,6 +10,6 @@ export const freshWorkflowId = (prefix: 'run' | 'eval') => freshId(prefix, new D
 
 export async function temporalClient(): Promise<Client> {
   const s = stackSettings();
-  const connection = await Connection.connect({ address: s.temporalAddress });
+  const connection = await Connection.connect({ address: s.temporalAddress, ...(s.temporalApiKey ? { apiKey: s.temporalApiKey, tls: true } : {}) });
   return new Client({ connection, namespace: s.namespace, dataConverter: tandemDataConverter(s.databaseUrl) });
 }

@@ -1,6 +1,7 @@
 // Fault tests on the real stack: one run, and while it runs every process is killed with -9 in
 // turn and restarted after a seeded random outage: the CPU worker, the policy worker, the
-// engine, the projector, the Kafka broker and the Temporal server. Each dies at a seeded random
+// engine, the projector, the Kafka broker, the Temporal server and Postgres (the event store, and
+// the payload store the workers read large payloads from). Each dies at a seeded random
 // moment while episodes sample or while the update runs (the policy worker always during an
 // update). Once one whole iteration has run after the last restart, the run is stopped (the
 // `stop` signal: it ends after the current iteration's update). It must end cleanly, and
@@ -18,7 +19,7 @@ import { assertExactlyOnce } from '../support/exactlyOnce.js';
 import { faultSeed, kill9, restart, resultAcrossOutages, seededRandom, shuffled, sleep, type FaultTarget } from '../support/faults.js';
 import { temporal } from '../support/stack.js';
 
-const TARGETS: FaultTarget[] = ['cpu-worker', 'policy-worker', 'engine', 'projector', 'kafka', 'temporal'];
+const TARGETS: FaultTarget[] = ['cpu-worker', 'policy-worker', 'engine', 'projector', 'kafka', 'temporal', 'postgres'];
 /**
  * Far more than the faults can use up, however fast the iterations (an iteration of this small run
  * takes about a second, and the faults take minutes): the run is stopped once they are over.

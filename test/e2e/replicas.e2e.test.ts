@@ -53,7 +53,7 @@ after(async () => {
 
 async function runOnReplicas(file: string, base: string, policies: string[]) {
   const overrides = ['training.total_training_steps=2', 'training.train_batch_size=2', 'training.train_sample_num=2', 'env.max_turns=1',
-    `placement.${base}.replicas=2`, `placement.${base}.rendezvous=127.0.0.1:${await freePort()}`, 'placement.' + base + '.replica_timeout_s=120'];
+    `placement.${base}.replicas=2`, `placement.${base}.rendezvous=127.0.0.1:${await freePort()}`, `placement.${base}.replica_join_timeout_s=120`];
   const cfg = loadRunConfig(file, overrides);
   assert.ok(cfg.ok, JSON.stringify(!cfg.ok && cfg.issues));
   const runId = `replicas-${Date.now()}`;

@@ -8,7 +8,7 @@ import { stackUp } from '../../infra/stack.js';
 import { childPids, servicePid } from './processes.js';
 
 /** What a fault test can kill: the stack's services, plus the engine inside the policy worker. */
-export type FaultTarget = 'cpu-worker' | 'policy-worker' | 'engine' | 'projector' | 'kafka' | 'temporal';
+export type FaultTarget = 'cpu-worker' | 'policy-worker' | 'engine' | 'projector' | 'kafka' | 'temporal' | 'postgres';
 
 /** A small seeded generator of floats in [0, 1): the environments' own mulberry32. */
 export const seededRandom = mulberry32;

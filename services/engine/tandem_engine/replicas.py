@@ -2,7 +2,8 @@
 
 Each replica (an engine on its own device, usually behind its own policy worker) holds a full copy
 of the policy. For one update, every replica gets its share of the iteration's samples (whole
-groups) and the same `distributed` field: {rank, world_size, store: "host:port", group, timeout_s}.
+groups) and the same `distributed` field: {rank, world_size, store: "host:port", group, timeout_s,
+join_timeout_s}.
 The replicas form a torch.distributed process group for that one step (gloo on CPU, NCCL on CUDA):
 rank 0's engine hosts the rendezvous store (a TCPStore at `store`), every key is prefixed with
 `group` (one id per attempt of the step, so a late member of a failed attempt never meets the next
@@ -20,7 +21,8 @@ Within the step (Policy.update):
   4. rank 0 writes the checkpoint; all replicas then learn whether it was written (`all_ok`) and
      only then move to the new version. A failure anywhere fails the step on every replica.
 A dead peer closes its connections, which fails the others' collectives at once; a peer that never
-arrives or hangs fails them after `timeout_s`.
+arrives fails the step after `join_timeout_s`, one that hangs after joining after `timeout_s` (a
+collective waits that long for a slower peer's share).
 """
 
 from __future__ import annotations
@@ -52,18 +54,20 @@ class StepGroup:
             raise EngineError("BadRequest", f"distributed.rank {self.rank} is outside world_size {self.world}")
         self.host, self.port = host, int(port)
         self.timeout = datetime.timedelta(seconds=float(spec.get("timeout_s", 600)))
+        self.join_timeout = datetime.timedelta(seconds=float(spec.get("join_timeout_s", spec.get("timeout_s", 600))))
 
     def __enter__(self) -> "StepGroup":
         try:
             if self.rank == 0:
-                store = serve_store(self.host, self.port, self.timeout)
+                store = serve_store(self.host, self.port, self.join_timeout)
             else:
-                store = dist.TCPStore(self.host, self.port, self.world, False, timeout=self.timeout)
+                store = dist.TCPStore(self.host, self.port, self.world, False, timeout=self.join_timeout)
             # A process group object of our own, not torch's global default group: nothing global is
             # left behind by a failed step (init_process_group's group counter is, and then the
             # prefixes of a replica that failed once and one that did not no longer meet).
             self.pg = new_process_group(dist.PrefixStore(self.group_id, store), self.rank, self.world,
-                                        self.timeout, self.device)
+                                        self.join_timeout, self.device)
+            self.pg.set_timeout(self.timeout)  # joined: collectives wait for a slower peer this long
         except Exception as e:  # noqa: BLE001 - rendezvous failures become one clear, retryable error
             raise EngineError("ReplicaGroupFailed", f"rank {self.rank} of {self.world} could not join group "
                               f"{self.group_id} at {self.host}:{self.port}: {e}") from None

@@ -1,0 +1,116 @@
+// Faults in a policy's replicas on the real stack: one L1 run on two replicas (the stack's policy
+// worker is replica 0, this test starts replica 1). During updates, replica 1's engine is killed
+// with -9 (its worker starts a fresh one), then replica 1's whole worker (and its engine with it),
+// which the test then starts again. Each failed step is retried as a whole; the run must end
+// cleanly, both replicas must agree after every step, and Postgres must show every iteration's
+// samples consumed by exactly one update.
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
+import { createInterface } from 'node:readline';
+import { after, test } from 'node:test';
+import { and, eq, sql } from 'drizzle-orm';
+import type { WorkflowHandle } from '@temporalio/client';
+import { loadRunConfig } from '../../configs/load.js';
+import type { TandemEvent } from '../../domain/events.js';
+import { events } from '../../infra/db/schema.js';
+import { CPU_QUEUE, projectPath, READY_LINE } from '../../infra/settings.js';
+import { progressQuery, stopSignal, type RunProgress } from '../../workflows/messages.js';
+import { trainingRun } from '../../workflows/trainingRun.js';
+import { assertExactlyOnce } from '../support/exactlyOnce.js';
+import { sleep } from '../support/faults.js';
+import { childPids } from '../support/processes.js';
+import { database, settings, temporal } from '../support/stack.js';
+
+const log = (line: string) => console.log(`[replica-faults] ${new Date().toISOString().slice(11, 19)} ${line}`);
+const t = await temporal();
+let replica1: ChildProcess | undefined;
+after(async () => {
+  replica1?.kill('SIGKILL');
+  await t.close();
+});
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const srv = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** Starts replica 1's policy worker and waits until it serves. */
+async function startReplica1(): Promise<ChildProcess> {
+  const proc = spawn(process.execPath, ['--import', 'tsx', projectPath('services/policy-worker.ts'),
+    '--task-queue', settings.policyQueue, '--replica', '1', '--device', 'cpu', '--metrics-port', String(await freePort())], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    proc.on('exit', (code) => reject(new Error(`replica 1's policy worker exited (code ${code}) before it was ready`)));
+    createInterface({ input: proc.stdout! }).on('line', (line) => {
+      if (line.includes(READY_LINE)) resolve();
+    });
+  });
+  return proc;
+}
+
+/** Waits until the run's progress satisfies `ok`. */
+async function progressUntil(handle: WorkflowHandle, what: string, ok: (p: RunProgress) => boolean): Promise<RunProgress> {
+  const deadline = Date.now() + 600_000;
+  for (;;) {
+    const p = await handle.query(progressQuery).catch(() => undefined);
+    if (p && ok(p)) return p;
+    if (p?.status === 'completed') throw new Error(`the run finished before ${what}`);
+    if (Date.now() > deadline) throw new Error(`never: ${what}`);
+    await sleep(100);
+  }
+}
+
+test('kill -9 of a replica\'s engine, then of its worker, during updates: steps retried whole, every sample in exactly one update', { timeout: 20 * 60_000 }, async () => {
+  replica1 = await startReplica1();
+  const cfg = loadRunConfig('configs/planpath/planpath_L1_prompt.yaml', [
+    'training.total_training_steps=1000', 'training.train_batch_size=2', 'training.train_sample_num=2', 'env.max_turns=1',
+    'placement.shared_model.replicas=2', `placement.shared_model.rendezvous=127.0.0.1:${await freePort()}`,
+    // A replica that died before it joined is waited for this long before the step fails and is retried.
+    'placement.shared_model.replica_join_timeout_s=10',
+  ]);
+  assert.ok(cfg.ok, JSON.stringify(!cfg.ok && cfg.issues));
+  const runId = `replica-faults-${Date.now()}`;
+  const handle = await t.client.workflow.start(trainingRun, { taskQueue: CPU_QUEUE, workflowId: runId, args: [{ config: cfg.config }] });
+
+  // Replica 1's engine, as an update starts.
+  let p = await progressUntil(handle, 'the first update', (x) => x.status === 'updating');
+  const [engine] = childPids(replica1.pid!, 'engine.py');
+  assert.ok(engine, 'replica 1 has an engine');
+  process.kill(engine, 'SIGKILL');
+  log(`killed replica 1's engine (pid ${engine}) in the update of iteration ${p.iteration}`);
+
+  // Replica 1's worker (the engine dies with it), in a later update; started again after a while.
+  p = await progressUntil(handle, 'a later update', (x) => x.status === 'updating' && x.iteration > p.iteration);
+  replica1.kill('SIGKILL');
+  log(`killed replica 1's worker (pid ${replica1.pid}) in the update of iteration ${p.iteration}`);
+  await sleep(3_000);
+  replica1 = await startReplica1();
+  log('replica 1 is back');
+
+  // Recovered: two more updates after the restart, then stop.
+  const back = await progressUntil(handle, 'progress', () => true);
+  await progressUntil(handle, 'two updates after the restart', (x) => x.updatesApplied >= back.updatesApplied + 2);
+  await handle.signal(stopSignal);
+  const result = await handle.result();
+  const iterations = result.versions.shared_model;
+  log(`run ended (${result.status}) after ${iterations} iterations`);
+  assert.equal(result.status, 'stopped');
+  await assertExactlyOnce(runId, { iterations, policies: ['shared_model'] });
+
+  const pg = database();
+  try {
+    const rows = await pg.db.select({ data: events.data }).from(events)
+      .where(and(eq(events.type, 'UpdateApplied'), eq(sql`${events.data}->>'runId'`, runId)));
+    const applied = rows.map((r) => r.data as Extract<TandemEvent, { type: 'UpdateApplied' }>);
+    assert.equal(applied.length, iterations);
+    for (const u of applied) assert.equal(u.replicas?.count, 2, `v${u.toVersion}: a step over both replicas`);
+  } finally {
+    await pg.close();
+  }
+});
