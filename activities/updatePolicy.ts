@@ -146,6 +146,8 @@ export function createUpdateActivities(deps: EngineDeps & { kafka: Kafka; produc
             lr: result.lr,
             tokens: result.tokens,
             logprob_gap: result.logprob_gap,
+            update_s: result.update_s ?? null,
+            sync_s: result.sync_s ?? null,
           }).filter((e): e is [string, number] => e[1] !== null),
         ),
       };

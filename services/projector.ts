@@ -14,6 +14,10 @@ const s = stackSettings();
 // The projector writes the schema: a stack whose Postgres was already up gets new migrations here.
 await applyMigrations(s.databaseUrl);
 const pool = new pg.Pool({ connectionString: s.databaseUrl, max: 2 });
+// Postgres going away (a restart, a crash) fails the idle connections: the pool drops them and opens
+// new ones when asked. Unheard, the error would end the process. A write that fails meanwhile fails
+// its message, which kafkajs delivers again (after its retries, by restarting the consumer).
+pool.on('error', (err) => console.error(`projector: a Postgres connection failed (${err.message}); reconnecting on the next write`));
 const db = drizzle(pool);
 const consumer = makeKafka(s.kafkaBrokers, 'tandem-projector').consumer({ groupId: 'tandem-projector', maxBytesPerPartition: MAX_RECORD_BYTES });
 

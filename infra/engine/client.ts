@@ -194,6 +194,9 @@ export interface UpdateResult {
   /** A step over replicas (the `distributed` field): their count and the checksum they agreed on. */
   replicas?: number;
   checksum?: string;
+  /** Seconds of the step, and (replicas) of which in collectives. */
+  update_s?: number;
+  sync_s?: number;
 }
 
 /** The `stats` op: counters since the engine started, and its rows now. */

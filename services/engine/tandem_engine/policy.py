@@ -16,6 +16,7 @@ import math
 import os
 import random
 import re
+import time
 import warnings
 import zlib
 from contextlib import contextmanager
@@ -179,6 +180,7 @@ class Policy:
                micro_batch_tokens, old_logprobs, checkpoint_root, group=None) -> dict:
         """One optimizer step on `samples`. With `group` (replicas.StepGroup), `samples` are this
         replica's share of the batch and the step is the whole batch's (see replicas.py)."""
+        started = time.perf_counter()
         samples = [s for s in samples if len(s["response_ids"]) > 0]
         counts = torch.tensor([sum(len(s["response_ids"]) for s in samples), len(samples)], dtype=torch.float64)
         if group:
@@ -252,6 +254,9 @@ class Policy:
         }
         if group:
             result["checksum"], result["replicas"] = group.check_identical(params), group.world
+        result["update_s"] = time.perf_counter() - started  # the step, before its checkpoint is written
+        if group:
+            result["sync_s"] = group.sync_s  # of which in collectives with the other replicas
         result["checkpoint"] = self._save(checkpoint_root, from_version + 1, result, group)
         self.version = from_version + 1
         self.dirty = False

@@ -28,6 +28,7 @@ collective waits that long for a slower peer's share).
 from __future__ import annotations
 
 import datetime
+import time
 import zlib
 
 import torch
@@ -53,6 +54,7 @@ class StepGroup:
         if not 0 <= self.rank < self.world:
             raise EngineError("BadRequest", f"distributed.rank {self.rank} is outside world_size {self.world}")
         self.host, self.port = host, int(port)
+        self.sync_s = 0.0  # seconds spent in collectives (waiting for the others included)
         self.timeout = datetime.timedelta(seconds=float(spec.get("timeout_s", 600)))
         self.join_timeout = datetime.timedelta(seconds=float(spec.get("join_timeout_s", spec.get("timeout_s", 600))))
 
@@ -77,8 +79,10 @@ class StepGroup:
         self.pg = None  # closes its connections
 
     def _collective(self, what: str, work) -> None:
+        t0 = time.perf_counter()
         try:
             work().wait()
+            self.sync_s += time.perf_counter() - t0
         except Exception as e:  # noqa: BLE001 - a peer died or timed out
             raise EngineError("ReplicaGroupFailed", f"{what} in group {self.group_id} (rank {self.rank} of "
                               f"{self.world}): {e}") from None
