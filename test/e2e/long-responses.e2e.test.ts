@@ -96,7 +96,7 @@ test('episodes with 256- and 4,096-token responses: histories within 64 KB of ea
   // the update's loss covered 4,096 tokens per sample. The texts are in the audit (shorter in
   // characters: the end-of-sequence tokens the model kept sampling decode to nothing).
   const { rows } = await db.pool.query(
-    `SELECT count(*)::int AS n, min(length(s->>'text'))::int AS shortest
+    `SELECT count(*)::int AS n, min(length(s->>'text'))::int AS shortest, sum(length(s->>'text'))::int AS total
        FROM events, jsonb_array_elements(data->'samples') s
       WHERE stream = $1 AND type = 'TurnGroupScored'`,
     [`episode:${long.episodeId}`],
@@ -112,7 +112,9 @@ test('episodes with 256- and 4,096-token responses: histories within 64 KB of ea
   const cli = (args: string[]) => run(process.execPath, ['bin/tandem.js', ...args], { encoding: 'utf8', maxBuffer: 64 << 20 });
   const shown = await cli(['episodes', 'show', long.episodeId, '--json']);
   const transcript = JSON.parse(shown.stdout);
-  assert.ok(JSON.stringify(transcript).length > 16 * 4096, 'the transcript holds the long texts');
+  // Whole: at least as long as the texts stored (how long they are depends on how many turns the
+  // episode played and how many end-of-sequence tokens the model sampled, so no fixed size).
+  assert.ok(JSON.stringify(transcript).length >= rows[0].total, `the transcript holds the long texts (${rows[0].total} characters)`);
   const verified = await cli(['episodes', 'verify', '--run', long.runId]);
   assert.match(verified.stdout, /^1\/1 episodes verified$/m);
 });

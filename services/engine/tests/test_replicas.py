@@ -136,3 +136,25 @@ def test_bad_distributed_fields_are_named(eng, tiny_model, tmp_path):
     assert not r["ok"] and "distributed.rank 2" in r["error"]["message"]
     r = eng.update("p", 0, samples, tmp_path, distributed={"rank": 0, "world_size": 2, "store": "nowhere", "group": "g"})
     assert not r["ok"] and "distributed.store" in r["error"]["message"]
+
+
+def test_replicas_that_disagree_fail_loudly_and_save_nothing(eng, replicas, tiny_model, tmp_path):
+    """Two replicas loaded with different learning rates take different steps: the checksum catches it."""
+    samples = batch(eng, "full", tiny_model, tmp_path / "gen")
+    shared = tmp_path / "replicas"
+    for c, lr in zip(replicas, (3e-3, 1e-3)):
+        c.ok("load", policy="p", kind="full", model_path=tiny_model, optim={**OPTIM, "lr": lr}, checkpoint_root=str(shared))
+    group = {"world_size": 2, "store": f"127.0.0.1:{free_port()}", "group": "mismatch", "timeout_s": 60}
+    ids = [send(c, "update", policy="p", from_version=0, samples=samples[4 * r: 4 * r + 4], checkpoint_root=str(shared),
+                distributed={**group, "rank": r}, **UPDATE) for r, c in enumerate(replicas)]
+    results = [answer(c, i) for c, i in zip(replicas, ids)]
+    assert [r["error"]["type"] for r in results if not r["ok"]] == ["ReplicaMismatch", "ReplicaMismatch"], results
+    assert not os.path.exists(shared / "v000001")
+    # Their moved weights were dropped (unloaded): loaded again, alike this time, they agree.
+    for c in replicas:
+        assert load(c, "full", tiny_model, shared)["version"] == 0
+    group["group"] = "mismatch-again"
+    ids = [send(c, "update", policy="p", from_version=0, samples=samples[4 * r: 4 * r + 4], checkpoint_root=str(shared),
+                distributed={**group, "rank": r}, **UPDATE) for r, c in enumerate(replicas)]
+    done = [answer(c, i) for c, i in zip(replicas, ids)]
+    assert all(d["ok"] for d in done) and done[0]["result"]["checksum"] == done[1]["result"]["checksum"], done
