@@ -77,11 +77,12 @@ export function createUpdateActivities(deps: EngineDeps & { kafka: Kafka; produc
       // Samples of dropped (zero-variance) groups are consumed by this update but not trained on.
       const trained = scored.filter((s) => advantages.has(s.sampleId));
       const replicas = policy.spec.replicas;
+      if (replica && !replicas) throw ApplicationFailure.nonRetryable(`policy ${policy.spec.name} has no replicas, but this update is one replica's part of a step`, 'PlacementMismatch');
       const share = replica ? replicaShare(trained, (s) => tokens.get(s.sampleId)!.responseIds.length, replica.rank, replica.world) : trained;
       const result = await deps.engine.request<UpdateResult>('update', {
         policy: engineKey(policy),
         from_version: input.fromVersion,
-        ...(replica && replicas
+        ...(replica && replicas // (both or neither: checked above)
           ? { distributed: { rank: replica.rank, world_size: replica.world, store: replicas.rendezvous, group: replica.group, join_timeout_s: replicas.joinTimeoutS, timeout_s: replicas.timeoutS } }
           : {}),
         samples: share.map((s) => {

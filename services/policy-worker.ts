@@ -30,6 +30,8 @@ const s = stackSettings();
 const taskQueue = option(process.argv, 'task-queue', s.policyQueue);
 const device = option(process.argv, 'device', s.policyDevice);
 const metricsPort = portOption(process.argv, 'metrics-port', s.policyWorkerMetricsPort);
+const replica = Number(option(process.argv, 'replica', '0'));
+if (!Number.isInteger(replica) || replica < 0) throw new Error(`--replica: a replica number (0, 1, ...), not '${option(process.argv, 'replica', '')}'`);
 const metrics = createWorkerMetrics('policy-worker');
 const engineMetrics = createEngineMetrics(metrics.registry);
 const engine = new MeteredEngineClient(device, engineMetrics);
@@ -47,8 +49,6 @@ observeEngine(metrics.registry, engine);
 const kafka = makeKafka(s.kafkaBrokers, `tandem-${taskQueue}`);
 const producer = lazyProducer(kafka);
 const deps = { engine, producer, device, dataDir: s.dataDir };
-const replica = Number(option(process.argv, 'replica', '0'));
-if (!Number.isInteger(replica) || replica < 0) throw new Error(`--replica: a replica number (0, 1, ...), not '${option(process.argv, 'replica', '')}'`);
 const activities = instrumentActivities({ ...createPolicyActivities(deps), ...createAgentTurnActivities(deps), ...createUpdateActivities({ ...deps, kafka }) }, metrics);
 const connection = await connectTemporal();
 const workers = await Promise.all([taskQueue, replicaQueue(taskQueue, replica)].map((queue) => Worker.create({

@@ -48,6 +48,11 @@ async function waitForPhase(handle: WorkflowHandle, phase: 'sampling' | 'updatin
     if (p?.status === 'completed') {
       throw new Error(`the run finished before ${target} could be killed: raise MAX_ITERATIONS (seed ${seed})`);
     }
+    // A run that failed answers no query: say why at once rather than wait out the deadline.
+    if (!p) {
+      const status = (await handle.describe().catch(() => undefined))?.status.name;
+      if (status === 'FAILED' || status === 'TERMINATED') throw new Error(`the run is ${status} before ${target} could be killed (seed ${seed})`);
+    }
     // Sampling: some episode of the iteration has finished, so others are mid-turn.
     if (p && (phase === 'updating' ? p.status === 'updating' : p.status === 'running' && p.episodesDone >= 1)) return p;
     if (Date.now() > deadline) throw new Error(`the run never reached ${phase} for ${target} (seed ${seed})`);
