@@ -1,7 +1,8 @@
 // Faults in a policy's replicas on the real stack: one L1 run on two replicas (the stack's policy
 // worker is replica 0, this test starts replica 1). During updates, replica 1's engine is killed
 // with -9 (its worker starts a fresh one), then replica 1's whole worker (and its engine with it),
-// which the test then starts again. Each failed step is retried as a whole; the run must end
+// which the test then starts again; then its worker once more while episodes sample, kept down
+// until the iteration's rollout has finished on replica 0 alone. Each failed step is retried as a whole; the run must end
 // cleanly, both replicas must agree after every step, and Postgres must show every iteration's
 // samples consumed by exactly one update.
 import assert from 'node:assert/strict';
@@ -25,6 +26,7 @@ import { database, settings, temporal } from '../support/stack.js';
 const log = (line: string) => console.log(`[replica-faults] ${new Date().toISOString().slice(11, 19)} ${line}`);
 const t = await temporal();
 let replica1: ChildProcess | undefined;
+let replica1Metrics = 0;
 after(async () => {
   replica1?.kill('SIGKILL');
   await t.close();
@@ -41,8 +43,9 @@ function freePort(): Promise<number> {
 
 /** Starts replica 1's policy worker and waits until it serves. */
 async function startReplica1(): Promise<ChildProcess> {
+  replica1Metrics = await freePort();
   const proc = spawn(process.execPath, ['--import', 'tsx', projectPath('services/policy-worker.ts'),
-    '--task-queue', settings.policyQueue, '--replica', '1', '--device', 'cpu', '--metrics-port', String(await freePort())], {
+    '--task-queue', settings.policyQueue, '--replica', '1', '--device', 'cpu', '--metrics-port', String(replica1Metrics)], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   await new Promise<void>((resolve, reject) => {
@@ -52,6 +55,13 @@ async function startReplica1(): Promise<ChildProcess> {
     });
   });
   return proc;
+}
+
+/** Agent turns replica 1's worker is running now (started - completed - failed, from its metrics). */
+async function turnsOnReplica1(): Promise<number> {
+  const text = await fetch(`http://127.0.0.1:${replica1Metrics}/metrics`).then((r) => r.text()).catch(() => '');
+  const count = (name: string) => Number(text.match(new RegExp(`^${name}\\{[^}]*activity="agentTurn"[^}]*\\} (\\d+)`, 'm'))?.[1] ?? 0);
+  return count('tandem_activities_started_total') - count('tandem_activities_completed_total') - count('tandem_activities_failed_total');
 }
 
 /** Waits until the run's progress satisfies `ok`. */
@@ -69,7 +79,7 @@ async function progressUntil(handle: WorkflowHandle, what: string, ok: (p: RunPr
 test('kill -9 of a replica\'s engine, then of its worker, during updates: steps retried whole, every sample in exactly one update', { timeout: 20 * 60_000 }, async () => {
   replica1 = await startReplica1();
   const cfg = loadRunConfig('configs/planpath/planpath_L1_prompt.yaml', [
-    'training.total_training_steps=1000', 'training.train_batch_size=2', 'training.train_sample_num=2', 'env.max_turns=1',
+    'training.total_training_steps=1000', 'training.train_batch_size=8', 'training.train_sample_num=2', 'env.max_turns=1',
     'placement.shared_model.replicas=2', `placement.shared_model.rendezvous=127.0.0.1:${await freePort()}`,
     // A replica that died before it joined is waited for this long before the step fails and is retried.
     'placement.shared_model.replica_join_timeout_s=10',
@@ -90,6 +100,26 @@ test('kill -9 of a replica\'s engine, then of its worker, during updates: steps 
   replica1.kill('SIGKILL');
   log(`killed replica 1's worker (pid ${replica1.pid}) in the update of iteration ${p.iteration}`);
   await sleep(3_000);
+  replica1 = await startReplica1();
+  log('replica 1 is back');
+
+  // Replica 1's worker again, while episodes sample: its turns in flight are retried (after their
+  // heartbeat timeout) on replica 0, the iteration's rollout finishes without replica 1, and its
+  // update waits for replica 1 to come back.
+  // (while it runs agent turns, as its metrics say)
+  const sampling = p.iteration;
+  for (;;) {
+    p = await progressUntil(handle, 'sampling', (x) => x.status === 'running' && x.iteration > sampling);
+    if ((await turnsOnReplica1()) > 0) break;
+    await sleep(20);
+  }
+  replica1.kill('SIGKILL');
+  const killedAt = Date.now();
+  log(`killed replica 1's worker (pid ${replica1.pid}) while iteration ${p.iteration} samples`);
+  const rolledOut = await progressUntil(handle, 'that rollout done on replica 0 alone', (x) => x.status === 'updating');
+  log(`iteration ${rolledOut.iteration} sampled without replica 1, ${((Date.now() - killedAt) / 1000).toFixed(1)} s after the kill`);
+  // Its turns were retried elsewhere once their heartbeats had timed out (30 s, workflows/proxies.ts).
+  assert.ok(Date.now() - killedAt >= 25_000, 'the rollout waited for the dead replica\'s turns to time out');
   replica1 = await startReplica1();
   log('replica 1 is back');
 
