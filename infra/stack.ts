@@ -238,7 +238,6 @@ async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: n
 
 async function startService(s: StackSettings, svc: Service, say: (line: string) => void): Promise<void> {
   const current = pidState(s, svc);
-  const log = logFile(s, svc.name);
   if (current.state === 'running') {
     say(`${svc.name}: already running (pid ${current.pid})`);
     if (svc.afterReady) await svc.afterReady();
@@ -251,6 +250,24 @@ async function startService(s: StackSettings, svc: Service, say: (line: string) 
   mkdirSync(join(s.dataDir, 'run'), { recursive: true });
   mkdirSync(join(s.dataDir, 'logs'), { recursive: true });
   svc.prepare?.();
+  // A service started right after its predecessor was killed can exit at once while the remains of
+  // that one linger for a moment (Postgres: a lock file naming a pid not yet reaped); it is tried
+  // again, a few times.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await launchService(s, svc, say);
+    } catch (err) {
+      if (!(err instanceof ExitedDuringStart) || attempt >= 3) throw err;
+      say(`${svc.name}: exited during start; trying again`);
+      await new Promise((r) => setTimeout(r, 2000));
+    }
+  }
+}
+
+class ExitedDuringStart extends Error {}
+
+async function launchService(s: StackSettings, svc: Service, say: (line: string) => void): Promise<void> {
+  const log = logFile(s, svc.name);
   const logFrom = existsSync(log) ? statSync(log).size : 0;
   const fd = openSync(log, 'a');
   const { cmd, args, env, user } = svc.launch();
@@ -268,7 +285,7 @@ async function startService(s: StackSettings, svc: Service, say: (line: string) 
   await waitFor(
     svc.name,
     async () => {
-      if (pidState(s, svc).state !== 'running') throw new Error(`${svc.name} exited during start; see ${log}`);
+      if (pidState(s, svc).state !== 'running') throw new ExitedDuringStart(`${svc.name} exited during start; see ${log}`);
       return svc.ready(logFrom);
     },
     120_000,
