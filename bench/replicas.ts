@@ -7,17 +7,15 @@
 // Needs a running stack (`npx tandem stack up`) with nothing else on it. On a 2-core machine the
 // two engines share the cores with the orchestration: this shows the mechanism and its overhead,
 // not a speed-up.
-import { spawn, type ChildProcess } from 'node:child_process';
-import net from 'node:net';
 import { cpus } from 'node:os';
-import { createInterface } from 'node:readline';
 import { and, eq, sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
 import { loadRunConfig } from '../configs/load.js';
 import type { TandemEvent } from '../domain/events.js';
 import { events } from '../infra/db/schema.js';
-import { CPU_QUEUE, projectPath, READY_LINE, stackSettings } from '../infra/settings.js';
+import { CPU_QUEUE, stackSettings } from '../infra/settings.js';
+import { freePort, startPolicyWorker } from '../infra/stack.js';
 import { temporalClient } from '../services/cli/temporal.js';
 import { trainingRun } from '../workflows/trainingRun.js';
 
@@ -28,27 +26,6 @@ const arg = (name: string, fallback: string) => {
 const file = arg('config', 'configs/planpath/planpath_L1_prompt.yaml');
 const iterations = Number(arg('iterations', '3'));
 const s = stackSettings();
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const srv = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-async function startReplica1(): Promise<ChildProcess> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', projectPath('services/policy-worker.ts'),
-    '--task-queue', s.policyQueue, '--replica', '1', '--device', s.policyDevice, '--metrics-port', String(await freePort())], {
-    stdio: ['ignore', 'pipe', 'ignore'],
-  });
-  await new Promise<void>((resolve, reject) => {
-    proc.on('exit', (code) => reject(new Error(`replica 1 exited (code ${code})`)));
-    createInterface({ input: proc.stdout! }).on('line', (l) => l.includes(READY_LINE) && resolve());
-  });
-  return proc;
-}
 
 const seconds = (t: { seconds?: unknown; nanos?: number | null } | null | undefined) => Number(t?.seconds ?? 0) + (t?.nanos ?? 0) / 1e9;
 
@@ -106,7 +83,7 @@ async function measure(replicas: number) {
 }
 
 const one = await measure(1);
-const replica1 = await startReplica1();
+const replica1 = await startPolicyWorker({ taskQueue: s.policyQueue, replica: 1, device: s.policyDevice, metricsPort: await freePort(), quiet: true });
 let two;
 try {
   two = await measure(2);

@@ -2,10 +2,11 @@
 // and Tandem's own processes (CPU worker, policy worker, projector), each a background
 // process with its pid file and log under the data folder:
 //   <data>/run/<name>.pid   <data>/logs/<name>.log   <data>/<name>/ (its data)
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { MAX_RECORD_BYTES, projectPath, READY_LINE, stackSettings, type StackSettings } from './settings.js';
 import { acceptsQueries, applyMigrations, ensureDatabase } from './db/migrate.js';
 import { ensureTopics } from './kafka/topics.js';
@@ -361,4 +362,33 @@ export function stackStatus(): ServiceStatus[] {
       log: logFile(s, svc.name),
     };
   });
+}
+
+// ---------------------------------------------------------------- a policy worker beside the stack
+
+/** A TCP port free on 127.0.0.1 now. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const srv = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * Starts one more policy worker in the foreground of the caller (a child process), e.g. replica R
+ * of the stack's policy worker's queue, and resolves once it serves. Its stderr goes to the
+ * caller's unless `quiet`.
+ */
+export async function startPolicyWorker(opts: { taskQueue: string; replica: number; device: string; metricsPort: number; quiet?: boolean }): Promise<ChildProcess> {
+  const proc = spawn(process.execPath, ['--import', 'tsx', projectPath('services/policy-worker.ts'),
+    '--task-queue', opts.taskQueue, '--replica', String(opts.replica), '--device', opts.device, '--metrics-port', String(opts.metricsPort)], {
+    stdio: ['ignore', 'pipe', opts.quiet ? 'ignore' : 'inherit'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    proc.on('exit', (code) => reject(new Error(`policy worker (replica ${opts.replica}) exited (code ${code}) before it was ready`)));
+    createInterface({ input: proc.stdout! }).on('line', (line) => line.includes(READY_LINE) && resolve());
+  });
+  return proc;
 }

@@ -6,16 +6,15 @@
 // cleanly, both replicas must agree after every step, and Postgres must show every iteration's
 // samples consumed by exactly one update.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import net from 'node:net';
-import { createInterface } from 'node:readline';
+import type { ChildProcess } from 'node:child_process';
 import { after, test } from 'node:test';
 import { and, eq, sql } from 'drizzle-orm';
 import type { WorkflowHandle } from '@temporalio/client';
 import { loadRunConfig } from '../../configs/load.js';
 import type { TandemEvent } from '../../domain/events.js';
 import { events } from '../../infra/db/schema.js';
-import { CPU_QUEUE, projectPath, READY_LINE } from '../../infra/settings.js';
+import { CPU_QUEUE } from '../../infra/settings.js';
+import { freePort, startPolicyWorker } from '../../infra/stack.js';
 import { progressQuery, stopSignal, type RunProgress } from '../../workflows/messages.js';
 import { trainingRun } from '../../workflows/trainingRun.js';
 import { assertExactlyOnce } from '../support/exactlyOnce.js';
@@ -32,29 +31,10 @@ after(async () => {
   await t.close();
 });
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const srv = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
 /** Starts replica 1's policy worker and waits until it serves. */
 async function startReplica1(): Promise<ChildProcess> {
   replica1Metrics = await freePort();
-  const proc = spawn(process.execPath, ['--import', 'tsx', projectPath('services/policy-worker.ts'),
-    '--task-queue', settings.policyQueue, '--replica', '1', '--device', 'cpu', '--metrics-port', String(replica1Metrics)], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  await new Promise<void>((resolve, reject) => {
-    proc.on('exit', (code) => reject(new Error(`replica 1's policy worker exited (code ${code}) before it was ready`)));
-    createInterface({ input: proc.stdout! }).on('line', (line) => {
-      if (line.includes(READY_LINE)) resolve();
-    });
-  });
-  return proc;
+  return startPolicyWorker({ taskQueue: settings.policyQueue, replica: 1, device: 'cpu', metricsPort: replica1Metrics });
 }
 
 /** Agent turns replica 1's worker is running now (started - completed - failed, from its metrics). */

@@ -5,17 +5,16 @@
 // weights both hold), written once, and the exactly-once check passes. The step's equality with a
 // single engine's on the same samples is services/engine/tests/test_replicas.py.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
-import net from 'node:net';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { after, before, test } from 'node:test';
 import { and, eq, sql } from 'drizzle-orm';
 import { loadRunConfig } from '../../configs/load.js';
 import type { TandemEvent } from '../../domain/events.js';
 import { events } from '../../infra/db/schema.js';
-import { CPU_QUEUE, projectPath, READY_LINE } from '../../infra/settings.js';
+import { CPU_QUEUE } from '../../infra/settings.js';
+import { freePort, startPolicyWorker } from '../../infra/stack.js';
 import { trainingRun } from '../../workflows/trainingRun.js';
 import { assertExactlyOnce } from '../support/exactlyOnce.js';
 import { database, settings, temporal } from '../support/stack.js';
@@ -23,27 +22,8 @@ import { database, settings, temporal } from '../support/stack.js';
 const t = await temporal();
 let replica1: ChildProcess | undefined;
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const srv = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
 before(async () => {
-  const proc = spawn(process.execPath, ['--import', 'tsx', projectPath('services/policy-worker.ts'),
-    '--task-queue', settings.policyQueue, '--replica', '1', '--device', 'cpu', '--metrics-port', String(await freePort())], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  replica1 = proc;
-  await new Promise<void>((resolve, reject) => {
-    proc.on('exit', (code) => reject(new Error(`replica 1's policy worker exited (code ${code}) before it was ready`)));
-    createInterface({ input: proc.stdout! }).on('line', (line) => {
-      if (line.includes(READY_LINE)) resolve();
-    });
-  });
+  replica1 = await startPolicyWorker({ taskQueue: settings.policyQueue, replica: 1, device: 'cpu', metricsPort: await freePort() });
 });
 
 after(async () => {
