@@ -1,8 +1,9 @@
-// One episode: reset, then the episode loop (domain/episodeLoop.ts) played with the activities:
+// One episode: its EpisodeStarted event and the env reset (local activities, in the first
+// workflow task), then the episode loop (domain/episodeLoop.ts) played with the activities:
 // K candidates from the acting agent's policy (agentTurn, or scriptedTurn for a scripted
 // player), scored on the CPU worker (scoreCandidates, a local activity in the episode's workflow
-// task). At the end the scored samples go to Kafka
-// with the episode's events (publishEpisode); only small summaries stay in history.
+// task). At the end the scored samples go to Kafka with the episode's events (publishEpisode);
+// only small summaries stay in history.
 import { patched } from '@temporalio/workflow';
 import type { CandidateText } from '../activities/agentTurn.js';
 import type { TrajectoryRecord } from '../activities/records.js';
@@ -15,7 +16,7 @@ import { episodeStream, samplingSeed } from '../domain/ids.js';
 import { mean, type EpisodeSummary } from '../domain/summaries.js';
 import { envOf } from '../envs/index.js';
 import { policyRef } from '../policy/ref.js';
-import { cpu, localScoring, policyActivities, scoring } from './proxies.js';
+import { cpu, localCpu, localScoring, policyActivities, scoring } from './proxies.js';
 
 export interface EpisodeInput {
   runId: string;
@@ -44,9 +45,11 @@ export async function episode(input: EpisodeInput): Promise<EpisodeSummary> {
   const stream = episodeStream(episodeId);
   // The setup is audit content: what re-executing the episode from its record needs (services/audit/replay.ts).
   const setup = episodeSetup(cfg);
-  await cpu.publishEvents(envelopes(stream, 0, [{ type: 'EpisodeStarted', runId, iteration, episodeId, problemSeed, phase, setup }]));
-
-  const initial = await cpu.envReset({ env: cfg.env, seed: problemSeed });
+  const started = envelopes(stream, 0, [{ type: 'EpisodeStarted', runId, iteration, episodeId, problemSeed, phase, setup }]);
+  // Episodes started before the opening became local activities replay with the two activities.
+  const [, initial] = patched('episode-opening-as-local-activities')
+    ? await Promise.all([localCpu.publishEvents(started), localCpu.envReset({ env: cfg.env, seed: problemSeed })])
+    : [await cpu.publishEvents(started), await cpu.envReset({ env: cfg.env, seed: problemSeed })];
   // Episodes started before scoring became a local activity replay with the scoring activity.
   const scorer = patched('scoring-as-local-activity') ? localScoring : scoring;
   const rules = { maxTurns: cfg.env.max_turns, turnOrder: cfg.multi_agent_interaction.turn_order, ifGreedy: cfg.rollout.if_greedy };

@@ -23,6 +23,12 @@ export const scoring = proxyActivities<CpuActivities>({ ...common, startToCloseT
  */
 export const localScoring = proxyLocalActivities<CpuActivities>({ startToCloseTimeout: '15 minutes', retry: common.retry });
 
+/**
+ * An episode's opening (its EpisodeStarted event and the env reset) as local activities, in the
+ * episode's first workflow task: the first turn is scheduled without two task queue round trips.
+ */
+export const localCpu = proxyLocalActivities<CpuActivities>({ startToCloseTimeout: '2 minutes', retry: common.retry });
+
 /** The activities of the policy worker serving `taskQueue`: generation, updates, loading. */
 export function policyActivities(taskQueue: string) {
   return proxyActivities<PolicyActivities>({ ...common, taskQueue, startToCloseTimeout: '30 minutes' });
