@@ -83,7 +83,7 @@ export function createUpdateActivities(deps: EngineDeps & { kafka: Kafka; produc
         policy: engineKey(policy),
         from_version: input.fromVersion,
         ...(replica && replicas // (both or neither: checked above)
-          ? { distributed: { rank: replica.rank, world_size: replica.world, store: replicas.rendezvous, group: replica.group, join_timeout_s: replicas.joinTimeoutS, timeout_s: replicas.timeoutS } }
+          ? { distributed: { rank: replica.rank, world_size: replica.world, store: replicas.rendezvous, group: replica.group, join_timeout_s: replicas.joinTimeoutS, timeout_s: replicas.timeoutS, shard_optimizer: replicas.shardOptimizer ?? false } }
           : {}),
         samples: share.map((s) => {
           const t = tokens.get(s.sampleId)!;
@@ -149,6 +149,7 @@ export function createUpdateActivities(deps: EngineDeps & { kafka: Kafka; produc
             logprob_gap: result.logprob_gap,
             update_s: result.update_s ?? null,
             sync_s: result.sync_s ?? null,
+            optimizer_state_mb: result.optimizer_state_mb ?? null,
           }).filter((e): e is [string, number] => e[1] !== null),
         ),
       };

@@ -1,8 +1,9 @@
 // The same training work on one policy replica and on two: rollout tokens/s, the update's wall
 // time (its activities, from the run's history), the engine's step time and, with two replicas,
 // the time its collectives took (all-reduces, checksum, agreement; waiting for the other replica
-// included). The stack's policy worker is replica 0; for the two-replica run the bench starts
-// replica 1 (a second policy worker with its own engine) and stops it after.
+// included), and the AdamW state rank 0 holds: whole, and split over the two replicas
+// (shard_optimizer). The stack's policy worker is replica 0; for the two-replica runs the bench
+// starts replica 1 (a second policy worker with its own engine) and stops it after.
 //   node --import tsx bench/replicas.ts [--config FILE] [--iterations N]
 // Needs a running stack (`npx tandem stack up`) with nothing else on it. On a 2-core machine the
 // two engines share the cores with the orchestration: this shows the mechanism and its overhead,
@@ -29,7 +30,7 @@ const s = stackSettings();
 
 const seconds = (t: { seconds?: unknown; nanos?: number | null } | null | undefined) => Number(t?.seconds ?? 0) + (t?.nanos ?? 0) / 1e9;
 
-async function measure(replicas: number) {
+async function measure(replicas: number, shardOptimizer = false) {
   const client = await temporalClient();
   const plain = loadRunConfig(file);
   if (!plain.ok) throw new Error(JSON.stringify(plain.issues));
@@ -37,6 +38,7 @@ async function measure(replicas: number) {
   const loaded = loadRunConfig(file, [
     `training.total_training_steps=${iterations}`, 'training.val_freq=0', 'training.train_batch_size=4', 'training.train_sample_num=4',
     `placement.${base}.replicas=${replicas}`, `placement.${base}.rendezvous=127.0.0.1:${await freePort()}`,
+    `placement.${base}.shard_optimizer=${shardOptimizer}`,
   ]);
   if (!loaded.ok) throw new Error(JSON.stringify(loaded.issues));
   const runId = `bench-replicas-${replicas}-${Date.now()}`;
@@ -72,21 +74,24 @@ async function measure(replicas: number) {
   await client.connection.close();
   return {
     replicas,
+    shardOptimizer,
     iterations: result.recent.length,
     wall,
     rolloutTokensPerS: tokens / (active - updateWall),
     updateWall: updateWall / steps.size,
     engineStep: mean(applied.map((u) => u.metrics.update_s)),
     sync: replicas > 1 ? mean(applied.map((u) => u.metrics.sync_s)) : 0,
+    optimizerMb: mean(applied.map((u) => u.metrics.optimizer_state_mb)),
     checksums: applied.every((u) => (u.replicas?.count ?? 1) === replicas),
   };
 }
 
 const one = await measure(1);
 const replica1 = await startPolicyWorker({ taskQueue: s.policyQueue, replica: 1, device: s.policyDevice, metricsPort: await freePort(), quiet: true });
-let two;
+let two, sharded;
 try {
   two = await measure(2);
+  sharded = await measure(2, true);
 } finally {
   replica1.kill('SIGTERM');
 }
@@ -96,8 +101,8 @@ console.log(`## replicas (${new Date().toISOString().slice(0, 10)})
 Machine: ${cpu.length} x ${cpu[0]?.model ?? 'CPU'}, no GPU. \`node --import tsx bench/replicas.ts --config ${file} --iterations ${iterations}\`
 (4 problems x K=4 per iteration).
 
-| replicas | iterations | wall s | rollout tokens/s | update wall s (per step) | engine step s | of which collectives s |
-|---|---|---|---|---|---|---|
-${[one, two].map((r) => `| ${r.replicas} | ${r.iterations} | ${r.wall.toFixed(1)} | ${r.rolloutTokensPerS.toFixed(0)} | ${r.updateWall.toFixed(2)} | ${r.engineStep.toFixed(3)} | ${r.replicas > 1 ? r.sync.toFixed(3) : '-'} |`).join('\n')}
+| replicas | optimizer state | iterations | wall s | rollout tokens/s | update wall s (per step) | engine step s | of which collectives s | AdamW state on rank 0, MiB |
+|---|---|---|---|---|---|---|---|---|
+${[one, two, sharded].map((r) => `| ${r.replicas} | ${r.shardOptimizer ? 'split' : 'whole'} | ${r.iterations} | ${r.wall.toFixed(1)} | ${r.rolloutTokensPerS.toFixed(0)} | ${r.updateWall.toFixed(2)} | ${r.engineStep.toFixed(3)} | ${r.replicas > 1 ? r.sync.toFixed(3) : '-'} | ${r.optimizerMb.toFixed(2)} |`).join('\n')}
 `);
-if (!two.checksums) console.error('some UpdateApplied did not name the expected replica count');
+if (!two.checksums || !sharded.checksums) console.error('some UpdateApplied did not name the expected replica count');

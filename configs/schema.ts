@@ -91,6 +91,10 @@ const placementSchema = z.strictObject({
   // of every policy on this base model. Turns spread over them; each update is one step over
   // all of them (torch.distributed; services/engine/tandem_engine/replicas.py).
   replicas: z.number().int().min(1).default(1),
+  // With replicas: split AdamW's state (its two moments, 8 bytes per trained parameter in fp32) over
+  // them instead of a whole copy on each (ZeRO stage 1, torch's ZeroRedundancyOptimizer); the
+  // checkpoint is the same. Weights and gradients stay whole on every replica.
+  shard_optimizer: z.boolean().default(false),
   // host:port where rank 0's engine serves the replicas' rendezvous store (rank 0's host on a cluster).
   rendezvous: z.string().refine((a) => /^[^\s:]+:\d{1,5}$/.test(a), 'expected host:port').default('127.0.0.1:29400'),
   // Seconds a replica waits for the others to arrive at a step, and, once they have, for their

@@ -36,9 +36,11 @@ export interface Replicas {
   rendezvous: string;
   joinTimeoutS: number;
   timeoutS: number;
+  /** placement.<base>.shard_optimizer; absent in specs recorded before it: false. */
+  shardOptimizer?: boolean;
 }
 
-const DEFAULT_PLACEMENT = { task_queue: 'tandem-policy-0', device: 'cpu', replicas: 1, rendezvous: '127.0.0.1:29400', replica_join_timeout_s: 60, replica_timeout_s: 600 };
+const DEFAULT_PLACEMENT = { task_queue: 'tandem-policy-0', device: 'cpu', replicas: 1, shard_optimizer: false, rendezvous: '127.0.0.1:29400', replica_join_timeout_s: 60, replica_timeout_s: 600 };
 /** Where scripted players run: the CPU worker's task queue (infra/settings.ts CPU_QUEUE). */
 const SCRIPTED_QUEUE = 'tandem-cpu';
 
@@ -81,7 +83,7 @@ function agentPolicies(cfg: RunConfig): AgentPolicy[] {
         taskQueue: placement.task_queue,
         device: placement.device,
         ...(placement.replicas > 1
-          ? { replicas: { count: placement.replicas, rendezvous: placement.rendezvous, joinTimeoutS: placement.replica_join_timeout_s, timeoutS: placement.replica_timeout_s } }
+          ? { replicas: { count: placement.replicas, rendezvous: placement.rendezvous, joinTimeoutS: placement.replica_join_timeout_s, timeoutS: placement.replica_timeout_s, ...(placement.shard_optimizer ? { shardOptimizer: true } : {}) } }
           : {}),
       },
     };
@@ -150,8 +152,8 @@ export function policyIssues(cfg: RunConfig): ConfigIssue[] {
 
 /**
  * The policy workers of one task queue are one set of replicas, so every base model placed on it
- * has the same count; and two sets of replicas (two rank-0 engines) cannot serve their rendezvous
- * store on the same address.
+ * has the same count; two sets of replicas (two rank-0 engines) cannot serve their rendezvous
+ * store on the same address; and an optimizer is split only over replicas.
  */
 function replicaIssues(cfg: RunConfig): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
@@ -163,6 +165,9 @@ function replicaIssues(cfg: RunConfig): ConfigIssue[] {
       issues.push({ path: `placement.${base}.replicas`, message: `task queue "${p.task_queue}" serves "${other}" with ${cfg.placement[other].replicas} replica(s); every base model on it needs the same count` });
     }
     byQueue.set(p.task_queue, other ?? base);
+    if (p.shard_optimizer && p.replicas < 2) {
+      issues.push({ path: `placement.${base}.shard_optimizer`, message: 'splits the optimizer state over replicas; set replicas to 2 or more, or shard_optimizer to false' });
+    }
     if (p.replicas < 2) continue;
     const clash = byAddress.get(p.rendezvous);
     if (clash !== undefined && cfg.placement[clash].task_queue !== p.task_queue) {

@@ -1,12 +1,13 @@
 // One policy on two data-parallel replicas on the real stack: the test stack's policy worker is
 // replica 0 and this test starts replica 1 (a second policy worker, with its own engine, on the
-// same task queue). Runs of L1 (one full model) and L2 (two adapters) complete two iterations;
+// same task queue). Runs of L1 (one full model, its optimizer state split over the replicas) and L2
+// (two adapters) complete two iterations;
 // every update is one step over both replicas (UpdateApplied says so, with the checksum of the
 // weights both hold), written once, and the exactly-once check passes. The step's equality with a
 // single engine's on the same samples is services/engine/tests/test_replicas.py.
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { and, eq, sql } from 'drizzle-orm';
@@ -31,9 +32,9 @@ after(async () => {
   await t.close();
 });
 
-async function runOnReplicas(file: string, base: string, policies: string[]) {
+async function runOnReplicas(file: string, base: string, policies: string[], extra: string[] = []) {
   const overrides = ['training.total_training_steps=2', 'training.train_batch_size=2', 'training.train_sample_num=2', 'env.max_turns=1',
-    `placement.${base}.replicas=2`, `placement.${base}.rendezvous=127.0.0.1:${await freePort()}`, `placement.${base}.replica_join_timeout_s=120`];
+    `placement.${base}.replicas=2`, `placement.${base}.rendezvous=127.0.0.1:${await freePort()}`, `placement.${base}.replica_join_timeout_s=120`, ...extra];
   const cfg = loadRunConfig(file, overrides);
   assert.ok(cfg.ok, JSON.stringify(!cfg.ok && cfg.issues));
   const runId = `replicas-${Date.now()}`;
@@ -42,10 +43,11 @@ async function runOnReplicas(file: string, base: string, policies: string[]) {
   await assertExactlyOnce(runId, { iterations: 2, policies });
 
   const pg = database();
+  let applied: Extract<TandemEvent, { type: 'UpdateApplied' }>[] = [];
   try {
     const rows = await pg.db.select({ data: events.data }).from(events)
       .where(and(eq(events.type, 'UpdateApplied'), eq(sql`${events.data}->>'runId'`, runId)));
-    const applied = rows.map((r) => r.data as Extract<TandemEvent, { type: 'UpdateApplied' }>);
+    applied = rows.map((r) => r.data as Extract<TandemEvent, { type: 'UpdateApplied' }>);
     assert.equal(applied.length, 2 * policies.length);
     for (const u of applied) {
       assert.equal(u.replicas?.count, 2, `${u.policy} v${u.toVersion}: a step over both replicas`);
@@ -59,10 +61,18 @@ async function runOnReplicas(file: string, base: string, policies: string[]) {
     assert.deepEqual(readdirSync(root).sort(), ['v000001', 'v000002'], `${p}: each version written once, nothing half-written left`);
     assert.ok(existsSync(join(root, 'v000002', 'state.json')));
   }
+  return { runId, applied };
 }
 
-test('L1: one shared model on two replicas trains two iterations, one step over both per update', async () => {
-  await runOnReplicas('configs/planpath/planpath_L1_prompt.yaml', 'shared_model', ['shared_model']);
+test('L1: one shared model on two replicas, its optimizer state split over them, trains two iterations, one step over both per update', async () => {
+  const { runId, applied } = await runOnReplicas('configs/planpath/planpath_L1_prompt.yaml', 'shared_model', ['shared_model'], ['placement.shared_model.shard_optimizer=true']);
+  // Rank 0 holds about half of AdamW's two moments (whole tensors, assigned by size): 8 bytes per
+  // fp32 weight in all, the weights being the checkpoint's model file.
+  const weightsMb = statSync(join(settings.dataDir, 'runs', runId, 'checkpoints', 'shared_model', 'v000001', 'model', 'model.safetensors')).size / 2 ** 20;
+  for (const u of applied) {
+    const mb = u.metrics.optimizer_state_mb;
+    assert.ok(mb > 0.25 * 2 * weightsMb && mb < 0.75 * 2 * weightsMb, `rank 0 holds ${mb} MiB of optimizer state; the whole is about ${2 * weightsMb}`);
+  }
 });
 
 test('L2: two adapters on a base with two replicas, each adapter stepped over both', async () => {

@@ -9,6 +9,7 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { replicaShare } from '../../activities/iterationSamples.js';
 import { loadRunConfig } from '../../configs/load.js';
+import { policiesOf } from '../../policy/spec.js';
 import { CPU_QUEUE } from '../../infra/settings.js';
 import { trainingRun } from '../../workflows/trainingRun.js';
 import { callsOf, defaultMocks, eventsOf, runConfig, startWorkflowHarness } from '../support/workflowEnv.js';
@@ -92,4 +93,13 @@ test('placement: replicas on one task queue agree, and each set has its own rend
   const bad = loadRunConfig(L1, ['placement.shared_model.rendezvous=nowhere']);
   assert.ok(!bad.ok);
   assert.deepEqual(bad.issues.map((i) => i.path), ['placement.shared_model.rendezvous']);
+});
+
+test('placement: shard_optimizer needs replicas, and reaches the policy spec', () => {
+  const alone = loadRunConfig(L1, ['placement.shared_model.shard_optimizer=true']);
+  assert.ok(!alone.ok);
+  assert.deepEqual(alone.issues.map((i) => i.path), ['placement.shared_model.shard_optimizer']);
+  const sharded = loadRunConfig(L1, ['placement.shared_model.replicas=2', 'placement.shared_model.shard_optimizer=true']);
+  assert.ok(sharded.ok, JSON.stringify(!sharded.ok && sharded.issues));
+  assert.deepEqual(policiesOf(sharded.config)[0].replicas, { count: 2, rendezvous: '127.0.0.1:29400', joinTimeoutS: 60, timeoutS: 600, shardOptimizer: true });
 });

@@ -7,6 +7,8 @@
 Each policy has its own AdamW (over its trainable parameters only), LR schedule, private RNG
 stream (dropout) and checkpoints. Updating one policy never writes another's weights: the
 optimizer only holds this policy's parameters, and a frozen base gets no optimizer at all.
+Over replicas with `shard_optimizer` (replicas.py), AdamW's state is split over the replicas by
+torch's ZeroRedundancyOptimizer (ZeRO stage 1); its checkpoint is the same AdamW state_dict.
 """
 
 from __future__ import annotations
@@ -53,6 +55,8 @@ class Policy:
         self.ref_model = None  # full policies with kl_coef > 0: frozen copy of the initial weights
         self.dirty = False  # weights stepped but not checkpointed (after a failed save)
         self.seed = zlib.crc32(key.encode())
+        self.zero = None  # ZeroRedundancyOptimizer, from the first step with shard_optimizer on
+        self.saved_optimizer_state = None  # a checkpoint's AdamW state (on the CPU), until the next step
 
         params = self.trainable_parameters()
         if not params:
@@ -126,22 +130,59 @@ class Policy:
         if state.get("update_result"):
             # state.json is written before the folder has its final name: the path is added here.
             self.results[self.version - 1] = {**state["update_result"], "checkpoint": folder}
-        opt_state = checkpoint.load_torch(folder, "optimizer.pt", self.device)
-        if opt_state is not None:
-            self.optimizer.load_state_dict(opt_state)
+        # Kept on the CPU until the next step knows which optimizer takes it (_stepper): over replicas
+        # with shard_optimizer each keeps only its part, never the whole state on its device.
+        self.saved_optimizer_state = checkpoint.load_torch(folder, "optimizer.pt", "cpu")
         sched_state = checkpoint.load_torch(folder, "scheduler.pt", "cpu")
         if sched_state is not None:
             self.scheduler.load_state_dict(sched_state)
         rng = checkpoint.load_torch(folder, "rng.pt", "cpu")
         if rng is not None:
             self.rng = rng
-        # Moments and step counts come from the checkpoint, hyperparameters from the load request.
+        self.scheduler.base_lrs = [self.optim["lr"]]
+        self._apply_hyperparameters(self.optimizer)
+
+    def _apply_hyperparameters(self, optimizer) -> None:
+        """Moments and step counts come from the checkpoint, hyperparameters from the load request."""
         o = self.optim
-        self.scheduler.base_lrs = [o["lr"]]
-        for g in self.optimizer.param_groups:
+        for g in optimizer.param_groups:
             g.update(initial_lr=o["lr"], betas=tuple(o["betas"]), weight_decay=o["weight_decay"],
                      lr=o["lr"] * lr_factor(self.scheduler.last_epoch, o["warmup_steps"], o["total_steps"],
                                             o["min_lr_ratio"]))
+
+    def _stepper(self, group):
+        """The optimizer that takes this step. Without `shard_optimizer`: the policy's AdamW. With it:
+        torch's ZeroRedundancyOptimizer over the same parameters, on the step's group; each replica
+        keeps the AdamW state of its part of the parameters (assigned by size) and steps only those,
+        then the new weights are broadcast from their owners. The policy's AdamW then never steps (it
+        holds no state); it keeps the parameter groups the LR schedule writes."""
+        sharded = bool(group and group.shard_optimizer)
+        if sharded != (self.zero is not None) and (self.zero is not None or self.optimizer.state):
+            raise EngineError("BadRequest", f"policy {self.key!r} was stepped {'with' if self.zero else 'without'} "
+                              "shard_optimizer; unload and load it to change that")
+        if sharded and self.zero is None:
+            from torch.distributed.optim import ZeroRedundancyOptimizer
+
+            o = self.optim
+            self.zero = ZeroRedundancyOptimizer(self.trainable_parameters(), optimizer_class=torch.optim.AdamW,
+                                                lr=o["lr"], betas=tuple(o["betas"]), eps=1e-8,
+                                                weight_decay=o["weight_decay"])
+        if sharded:
+            if self.zero.world_size != group.world:
+                raise EngineError("BadRequest", f"policy {self.key!r} shards its optimizer over {self.zero.world_size} "
+                                  f"replicas, not {group.world}; unload and load it to change that")
+            import torch.distributed as dist
+
+            self.zero.process_group = dist.group.WORLD  # this step's group (the same ranks as before)
+        opt = self.zero if sharded else self.optimizer
+        if self.saved_optimizer_state is not None:
+            opt.load_state_dict(self.saved_optimizer_state)  # ZeRO keeps only its own part
+            self.saved_optimizer_state = None
+            self._apply_hyperparameters(opt)
+        if sharded:  # the schedule writes the policy's AdamW's groups
+            for g in opt.param_groups:
+                g["lr"] = self.optimizer.param_groups[0]["lr"]
+        return opt
 
     def _write_weights(self, folder: str) -> None:
         model = self.backbone.model
@@ -187,6 +228,7 @@ class Policy:
             group.sum_(counts)  # the whole batch's normalisers, so that the replicas' losses add up to its loss
         n_tokens, n_seqs = int(counts[0]), int(counts[1])
         model, opt = self.backbone.model, self.optimizer
+        stepper = self._stepper(group)
         if self.kind == "lora":
             model.set_adapter(self.adapter)  # the forward below runs base + this adapter only
         opt.zero_grad(set_to_none=True)
@@ -229,7 +271,10 @@ class Policy:
             if torch.isfinite(norm):
                 grad_norm = norm.item()
                 self.dirty = True  # from here on, memory differs from the last checkpoint
-                opt.step()
+                if stepper is opt:
+                    opt.step()
+                else:  # the sharded step broadcasts the new weights: a collective
+                    group.collective("sharded optimizer step", stepper.step)
         opt.zero_grad(set_to_none=True)
         with warnings.catch_warnings():  # the schedule counts updates, also those whose step was skipped
             warnings.simplefilter("ignore")
@@ -254,25 +299,32 @@ class Policy:
         }
         if group:
             result["checksum"], result["replicas"] = group.check_identical(params), group.world
+        # What this engine holds of AdamW's state (with shard_optimizer, about 1/replicas of it).
+        local = stepper.optim.state if stepper is not opt else opt.state
+        result["optimizer_state_mb"] = sum(t.numel() * t.element_size() for st in local.values()
+                                           for t in st.values() if torch.is_tensor(t)) / 2**20
         result["update_s"] = time.perf_counter() - started  # the step, before its checkpoint is written
         if group:
             result["sync_s"] = group.sync_s  # of which in collectives with the other replicas
-        result["checkpoint"] = self._save(checkpoint_root, from_version + 1, result, group)
+        result["checkpoint"] = self._save(checkpoint_root, from_version + 1, result, group, stepper)
         self.version = from_version + 1
         self.dirty = False
         self.results[from_version] = result
         return result
 
-    def _save(self, root: str, version: int, result: dict, group) -> str:
+    def _save(self, root: str, version: int, result: dict, group, stepper) -> str:
         """Writes the checkpoint (only rank 0 of a replica group does); with a group, every replica
-        returns only once all know it was written, and raises if it was not."""
+        returns only once all know it was written, and raises if it was not. A sharded optimizer's
+        state is first gathered to rank 0's CPU (one part at a time) and written as one AdamW state."""
         if not group:
             return checkpoint.save(root, version, self.kind, self._write_weights, self.optimizer, self.scheduler,
                                    self.rng, result)
+        if stepper is not self.optimizer:
+            group.collective("optimizer state gathering", lambda: stepper.consolidate_state_dict(to=0))
         failure = None
         if group.rank == 0:
             try:
-                checkpoint.save(root, version, self.kind, self._write_weights, self.optimizer, self.scheduler,
+                checkpoint.save(root, version, self.kind, self._write_weights, stepper, self.scheduler,
                                 self.rng, result)
             except Exception as e:  # noqa: BLE001 - the others must hear of it before it is raised
                 failure = e

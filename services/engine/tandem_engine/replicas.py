@@ -3,8 +3,8 @@
 Each replica (an engine on its own device, usually behind its own policy worker) holds a full copy
 of the policy. For one update, every replica gets its share of the iteration's samples (whole
 groups) and the same `distributed` field: {rank, world_size, store: "host:port", group, timeout_s,
-join_timeout_s}.
-The replicas form a torch.distributed process group for that one step (gloo on CPU, NCCL on CUDA):
+join_timeout_s, shard_optimizer}.
+The replicas form torch.distributed's default process group for that one step (gloo on CPU, NCCL on CUDA):
 rank 0's engine hosts the rendezvous store (a TCPStore at `store`), every key is prefixed with
 `group` (one id per attempt of the step, so a late member of a failed attempt never meets the next
 one), and the group is destroyed when the step ends, so that a replica that dies and comes back
@@ -15,9 +15,11 @@ Within the step (Policy.update):
      loss is its share of the *whole* batch's loss (the same normalisers as one engine would use);
   2. after the local backward passes, gradients are summed (all-reduce): every replica now holds
      the gradient one engine would compute on all the samples (to float summation order);
-  3. clipping and AdamW run on identical inputs, so the replicas' weights stay identical; a cheap
-     checksum per replica (per tensor: sum and sum of squares in float64) is gathered and compared,
-     and any difference fails the step loudly (ReplicaMismatch) before anything is saved;
+  3. clipping and AdamW run on identical inputs, so the replicas' weights stay identical (with
+     `shard_optimizer`, torch's ZeroRedundancyOptimizer: each steps its part of the parameters and
+     broadcasts the result; policy.py `_stepper`); a cheap checksum per replica (per tensor: sum
+     and sum of squares in float64) is gathered and compared, and any difference fails the step
+     loudly (ReplicaMismatch) before anything is saved;
   4. rank 0 writes the checkpoint; all replicas then learn whether it was written (`all_ok`) and
      only then move to the new version. A failure anywhere fails the step on every replica.
 A dead peer closes its connections, which fails the others' collectives at once; a peer that never
@@ -55,6 +57,8 @@ class StepGroup:
             raise EngineError("BadRequest", f"distributed.rank {self.rank} is outside world_size {self.world}")
         self.host, self.port = host, int(port)
         self.sync_s = 0.0  # seconds spent in collectives (waiting for the others included)
+        # AdamW's state split over the replicas (torch's ZeroRedundancyOptimizer; policy.py _stepper).
+        self.shard_optimizer = bool(spec.get("shard_optimizer", False))
         self.timeout = datetime.timedelta(seconds=float(spec.get("timeout_s", 600)))
         self.join_timeout = datetime.timedelta(seconds=float(spec.get("join_timeout_s", spec.get("timeout_s", 600))))
 
@@ -64,33 +68,34 @@ class StepGroup:
                 store = serve_store(self.host, self.port, self.join_timeout)
             else:
                 store = dist.TCPStore(self.host, self.port, self.world, False, timeout=self.join_timeout)
-            # A process group object of our own, not torch's global default group: nothing global is
-            # left behind by a failed step (init_process_group's group counter is, and then the
-            # prefixes of a replica that failed once and one that did not no longer meet).
-            self.pg = new_process_group(dist.PrefixStore(self.group_id, store), self.rank, self.world,
-                                        self.join_timeout, self.device)
-            self.pg.set_timeout(self.timeout)  # joined: collectives wait for a slower peer this long
+            # torch's default process group, formed for this step under the step's own key prefix and
+            # destroyed at its end (torch.distributed's ZeroRedundancyOptimizer needs a registered
+            # group). An engine takes one step at a time, so one default group at a time suffices.
+            dist.init_process_group(backend(self.device), store=dist.PrefixStore(self.group_id, store),
+                                    rank=self.rank, world_size=self.world, timeout=self.join_timeout)
+            dist.group.WORLD.set_timeout(self.timeout)  # joined: collectives wait for a slower peer this long
         except Exception as e:  # noqa: BLE001 - rendezvous failures become one clear, retryable error
+            leave_group()
             raise EngineError("ReplicaGroupFailed", f"rank {self.rank} of {self.world} could not join group "
                               f"{self.group_id} at {self.host}:{self.port}: {e}") from None
         return self
 
     def __exit__(self, *exc) -> None:
-        self.pg = None  # closes its connections
+        leave_group()  # closes its connections
 
-    def _collective(self, what: str, work) -> None:
+    def collective(self, what: str, work) -> None:
+        """Runs `work` (one collective, or e.g. a ZeroRedundancyOptimizer's step with collectives
+        inside): a failure becomes ReplicaGroupFailed, its time counts as sync_s."""
         t0 = time.perf_counter()
         try:
-            work().wait()
+            work()
             self.sync_s += time.perf_counter() - t0
         except Exception as e:  # noqa: BLE001 - a peer died or timed out
             raise EngineError("ReplicaGroupFailed", f"{what} in group {self.group_id} (rank {self.rank} of "
                               f"{self.world}): {e}") from None
 
     def _all_reduce(self, what: str, t: torch.Tensor, op=dist.ReduceOp.SUM) -> None:
-        opts = dist.AllreduceOptions()
-        opts.reduceOp = op
-        self._collective(what, lambda: self.pg.allreduce([t], opts))
+        self.collective(what, lambda: dist.all_reduce(t, op=op))
 
     def sum_(self, t: torch.Tensor) -> torch.Tensor:
         """Sums `t` over the replicas, in place (every replica gets the same result)."""
@@ -119,7 +124,7 @@ class StepGroup:
         with torch.no_grad():
             mine = torch.stack([torch.stack([p.double().sum(), p.double().square().sum()]) for p in params]).reshape(-1)
         everyone = [torch.empty_like(mine) for _ in range(self.world)]
-        self._collective("checksum all-gather", lambda: self.pg.allgather([everyone], [mine]))
+        self.collective("checksum all-gather", lambda: dist.all_gather(everyone, mine))
         differ = [r for r, c in enumerate(everyone) if not torch.equal(c, everyone[0])]
         if differ:
             raise EngineError("ReplicaMismatch", f"after the step, the weights of rank(s) {differ} differ from "
@@ -136,13 +141,19 @@ class StepGroup:
 _servers: dict[tuple[str, int], dist.TCPStore] = {}
 
 
-def new_process_group(store, rank: int, world: int, timeout: datetime.timedelta, device: torch.device):
+def backend(device: torch.device) -> str:
     """gloo on CPU, NCCL on CUDA (the NCCL branch is not exercised on this project's CPU machines)."""
-    if device.type == "cuda":
-        opts = dist.ProcessGroupNCCL.Options()
-        opts._timeout = timeout
-        return dist.ProcessGroupNCCL(store, rank, world, opts)
-    return dist.ProcessGroupGloo(store, rank, world, timeout)
+    return "nccl" if device.type == "cuda" else "gloo"
+
+
+def leave_group() -> None:
+    """Destroys the step's default group, if it was formed. After a failed init_process_group, torch's
+    group counter has moved on although no group exists; it names the next group's store keys, so it
+    is reset here, or a replica that failed once and one that did not would never meet again."""
+    if dist.is_initialized():
+        dist.destroy_process_group()  # also resets the counter
+    else:
+        dist.distributed_c10d._world.group_count = 0
 
 
 def serve_store(host: str, port: int, timeout: datetime.timedelta) -> dist.TCPStore:

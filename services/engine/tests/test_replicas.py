@@ -158,3 +158,51 @@ def test_replicas_that_disagree_fail_loudly_and_save_nothing(eng, replicas, tiny
                 distributed={**group, "rank": r}, **UPDATE) for r, c in enumerate(replicas)]
     done = [answer(c, i) for c, i in zip(replicas, ids)]
     assert all(d["ok"] for d in done) and done[0]["result"]["checksum"] == done[1]["result"]["checksum"], done
+
+
+def test_a_sharded_optimizer_takes_the_single_engine_steps(eng, replicas, tiny_model, tmp_path):
+    """shard_optimizer: each replica keeps AdamW's state for its part of the weights (torch's
+    ZeroRedundancyOptimizer); two steps equal one engine's, and the checkpoint is one AdamW state,
+    from which a replica that was loaded again takes the next step."""
+    samples = batch(eng, "full", tiny_model, tmp_path / "single")
+    singles = [eng.update("p", v, samples, tmp_path / "single")["result"] for v in (0, 1)]
+
+    shared = tmp_path / "replicas"
+    for c in replicas:
+        load(c, "full", tiny_model, shared)
+    store = f"127.0.0.1:{free_port()}"
+
+    def step(version):
+        group = {"world_size": 2, "store": store, "group": f"sharded/v{version}", "timeout_s": 60, "shard_optimizer": True}
+        ids = [send(c, "update", policy="p", from_version=version, samples=samples[4 * r: 4 * r + 4],
+                    checkpoint_root=str(shared), distributed={**group, "rank": r}, **UPDATE) for r, c in enumerate(replicas)]
+        done = [answer(c, i) for c, i in zip(replicas, ids)]
+        assert all(d["ok"] for d in done), done
+        r0, r1 = (d["result"] for d in done)
+        assert r0["checksum"] == r1["checksum"]
+        # Each holds a part of the optimizer state (whole tensors, assigned by size), together all of it.
+        mb = [r0["optimizer_state_mb"], r1["optimizer_state_mb"]]
+        assert sum(mb) == pytest.approx(singles[0]["optimizer_state_mb"]) and max(mb) < 0.75 * sum(mb), mb
+        return r0
+
+    first = step(0)
+    # Rank 1 is loaded again from v1: its part of the optimizer state comes from the checkpoint.
+    replicas[1].ok("unload", policy="p")
+    assert load(replicas[1], "full", tiny_model, shared)["version"] == 1
+    second = step(1)
+
+    for got, want in zip((first, second), singles):
+        for key in ("loss", "grad_norm", "lr"):
+            assert got[key] == pytest.approx(want[key], rel=1e-5, abs=1e-7), key
+    a, b = weights(singles[1]["checkpoint"], "full"), weights(second["checkpoint"], "full")
+    for k in a:
+        torch.testing.assert_close(b[k], a[k], rtol=1e-4, atol=1e-5)
+    # The checkpoint holds the whole AdamW state, as one engine writes it.
+    one = torch.load(os.path.join(singles[1]["checkpoint"], "optimizer.pt"), weights_only=True)
+    both = torch.load(os.path.join(second["checkpoint"], "optimizer.pt"), weights_only=True)
+    assert one["state"].keys() == both["state"].keys() and len(one["param_groups"]) == len(both["param_groups"])
+    assert one["param_groups"][0]["params"] == both["param_groups"][0]["params"]
+    for i, s in one["state"].items():
+        assert float(both["state"][i]["step"]) == float(s["step"]) == 2.0
+        torch.testing.assert_close(both["state"][i]["exp_avg"], s["exp_avg"], rtol=1e-4, atol=1e-7)
+        torch.testing.assert_close(both["state"][i]["exp_avg_sq"], s["exp_avg_sq"], rtol=1e-4, atol=1e-10)
