@@ -102,6 +102,8 @@ export function createUpdateActivities(deps: EngineDeps & { kafka: Kafka; produc
         kl_coef: input.update.kl_coef,
         max_grad_norm: input.update.max_grad_norm,
         micro_batch_tokens: input.update.micro_batch_tokens,
+        ppo_mini_batch_size: input.update.ppo_mini_batch_size,
+        ppo_epochs: input.update.ppo_epochs,
         checkpoint_root: checkpointRoot(policy, deps.dataDir),
       }).catch((err) => {
         // Replicas whose weights differ after the same step: retrying cannot make them agree.
@@ -150,6 +152,7 @@ export function createUpdateActivities(deps: EngineDeps & { kafka: Kafka; produc
             update_s: result.update_s ?? null,
             sync_s: result.sync_s ?? null,
             optimizer_state_mb: result.optimizer_state_mb ?? null,
+            optimizer_steps: result.optimizer_steps ?? null,
           }).filter((e): e is [string, number] => e[1] !== null),
         ),
       };

@@ -169,6 +169,12 @@ export const runConfigSchema = z
         max_grad_norm: z.number().positive().default(1.0),
         // Micro-batches are packed up to this many tokens; gradients accumulate across them.
         micro_batch_tokens: z.number().int().min(1).default(4096),
+        // PPO (the reference's names and defaults): an update cuts one policy's samples of the
+        // iteration into mini-batches of about ppo_mini_batch_size samples (over all its replicas)
+        // and takes one optimizer step per mini-batch, ppo_epochs passes over them; the old
+        // log-probs are fixed before the first step, so later steps clip. A version counts updates.
+        ppo_mini_batch_size: z.number().int().min(1).default(256),
+        ppo_epochs: z.number().int().min(1).default(1),
         // Advantage = (r - mean) / (std + eps) ("std") or r - mean ("none").
         norm_adv_by_std: z.boolean().default(true),
         // Groups whose scores are all equal (no signal): kept with advantage 0 (they still count

@@ -197,6 +197,8 @@ export interface UpdateResult {
   /** Seconds of the step, and (replicas) of which in collectives. */
   update_s?: number;
   sync_s?: number;
+  /** Optimizer steps the update took (PPO mini-batches x epochs, less any skipped). */
+  optimizer_steps?: number;
   /** MiB of AdamW state this engine holds (with shard_optimizer, its part); absent from older engines. */
   optimizer_state_mb?: number;
 }

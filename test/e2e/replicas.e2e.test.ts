@@ -64,8 +64,11 @@ async function runOnReplicas(file: string, base: string, policies: string[], ext
   return { runId, applied };
 }
 
-test('L1: one shared model on two replicas, its optimizer state split over them, trains two iterations, one step over both per update', async () => {
-  const { runId, applied } = await runOnReplicas('configs/planpath/planpath_L1_prompt.yaml', 'shared_model', ['shared_model'], ['placement.shared_model.shard_optimizer=true']);
+test('L1: one shared model on two replicas, its optimizer state split over them, trains two iterations in PPO mini-batches, every step over both', async () => {
+  const { runId, applied } = await runOnReplicas('configs/planpath/planpath_L1_prompt.yaml', 'shared_model', ['shared_model'],
+    ['placement.shared_model.shard_optimizer=true', 'update.ppo_mini_batch_size=4', 'update.ppo_epochs=2']);
+  // Mini-batches of 4 of the iteration's samples, two passes: every replica took each step.
+  for (const u of applied) assert.equal(u.metrics.optimizer_steps, 2 * Math.ceil(u.samples / 4), `v${u.toVersion}`);
   // Rank 0 holds about half of AdamW's two moments (whole tensors, assigned by size): 8 bytes per
   // fp32 weight in all, the weights being the checkpoint's model file.
   const weightsMb = statSync(join(settings.dataDir, 'runs', runId, 'checkpoints', 'shared_model', 'v000001', 'model', 'model.safetensors')).size / 2 ** 20;

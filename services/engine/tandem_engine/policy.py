@@ -218,37 +218,137 @@ class Policy:
     # ------------------------------------------------------------------ update
 
     def update(self, samples, clip_low, clip_high, dual_clip_c, loss_agg, kl_coef, max_grad_norm,
-               micro_batch_tokens, old_logprobs, checkpoint_root, group=None) -> dict:
-        """One optimizer step on `samples`. With `group` (replicas.StepGroup), `samples` are this
-        replica's share of the batch and the step is the whole batch's (see replicas.py)."""
+               micro_batch_tokens, old_logprobs, checkpoint_root, group=None, mini_batch_size=None,
+               epochs=1) -> dict:
+        """PPO on `samples`: `epochs` passes over them, in mini-batches of about `mini_batch_size`
+        samples (None: all of them), one optimizer step per mini-batch (the reference's
+        ppo_mini_batch_size and ppo_epochs), then one checkpoint: a version counts updates, not
+        optimizer steps, and so does the LR schedule. With `group` (replicas.StepGroup), `samples`
+        are this replica's share: every replica cuts its share into the same number of mini-batches
+        (from the whole batch's count), and each step is the whole mini-batch's (see replicas.py)."""
         started = time.perf_counter()
         samples = [s for s in samples if len(s["response_ids"]) > 0]
-        counts = torch.tensor([sum(len(s["response_ids"]) for s in samples), len(samples)], dtype=torch.float64)
-        if group:
-            group.sum_(counts)  # the whole batch's normalisers, so that the replicas' losses add up to its loss
-        n_tokens, n_seqs = int(counts[0]), int(counts[1])
+        n_tokens, n_seqs = self._batch_counts(samples, group)
+        per_epoch = max(1, math.ceil(n_seqs / mini_batch_size)) if mini_batch_size else 1
+        mini_batches = split(samples, per_epoch)
         model, opt = self.backbone.model, self.optimizer
         stepper = self._stepper(group)
         if self.kind == "lora":
-            model.set_adapter(self.adapter)  # the forward below runs base + this adapter only
-        opt.zero_grad(set_to_none=True)
+            model.set_adapter(self.adapter)  # the forwards below run base + this adapter only
         lr = opt.param_groups[0]["lr"]
+        # The old policy's log-probs, fixed before the first step. "recompute": the trainer's own
+        # (teacher-forced, no dropout) under the weights before the update, by one pass before
+        # stepping; with a single step, that step's own forward gives the same values (ratio = 1 in
+        # value: the plain policy gradient), and the pass is skipped. "rollout": those the engine
+        # sampled with. The pass also gives the gap between trainer and rollout log-probs.
+        steps = per_epoch * epochs
+        trainer = self._logprobs_of(samples, micro_batch_tokens) if steps > 1 else None
+        if old_logprobs == "rollout":
+            old = {id(x): torch.tensor(x["logprobs"], dtype=torch.float32) for x in samples}
+        else:
+            old = trainer  # None with one step: the step's own forward, detached
 
-        sums = dict.fromkeys(("loss", "pg_loss", "kl", "clipped", "approx_kl", "entropy", "gap"), 0.0)
+        sums = dict.fromkeys(("loss", "pg_loss", "kl", "clipped", "approx_kl", "entropy", "gap", "tokens"), 0.0)
+        norms = []
+        for _ in range(epochs):
+            for mb in mini_batches:
+                norm, st = self._step(mb, group, stepper, old, micro_batch_tokens, max_grad_norm,
+                                      dict(clip_low=clip_low, clip_high=clip_high, dual_clip_c=dual_clip_c,
+                                           loss_agg=loss_agg, kl_coef=kl_coef))
+                if norm is not None:
+                    norms.append(norm)
+                for k in sums:
+                    sums[k] += st[k]
+        with warnings.catch_warnings():  # the schedule counts updates, also those whose step was skipped
+            warnings.simplefilter("ignore")
+            self.scheduler.step()
+
+        from_version, seen = self.version, max(sums["tokens"], 1)
+        # Trainer against rollout log-probs, under the weights before the update: from the pass, or
+        # from the single step's own forward.
+        gap = sums["gap"] if trainer is None else self._rollout_gap(samples, trainer, group)
+        result = {
+            "version": from_version + 1,
+            # loss, pg_loss, kl: the mean over the steps of each step's (mini-batch's) value.
+            "loss": sums["loss"] / steps,
+            "pg_loss": sums["pg_loss"] / steps,
+            "kl": sums["kl"] / steps if kl_coef > 0 else None,
+            # per token, over every step's tokens
+            "clip_fraction": sums["clipped"] / seen,
+            "approx_kl": sums["approx_kl"] / seen,
+            "entropy": sums["entropy"] / seen,
+            "grad_norm": sum(norms) / len(norms) if norms else None,  # the mean over the steps taken
+            "optimizer_steps": len(norms),
+            "skipped_step": not norms,  # no tokens, or non-finite gradients
+            "tokens": n_tokens,
+            "samples": n_seqs,
+            "logprob_gap": gap / max(n_tokens, 1),
+            "lr": lr,
+        }
+        params = [p for g in opt.param_groups for p in g["params"]]
+        if group:
+            result["checksum"], result["replicas"] = group.check_identical(params), group.world
+        # What this engine holds of AdamW's state (with shard_optimizer, about 1/replicas of it).
+        local = stepper.optim.state if stepper is not opt else opt.state
+        result["optimizer_state_mb"] = sum(t.numel() * t.element_size() for st in local.values()
+                                           for t in st.values() if torch.is_tensor(t)) / 2**20
+        result["update_s"] = time.perf_counter() - started  # the steps, before the checkpoint is written
+        if group:
+            result["sync_s"] = group.sync_s  # of which in collectives with the other replicas
+        result["checkpoint"] = self._save(checkpoint_root, from_version + 1, result, group, stepper)
+        self.version = from_version + 1
+        self.dirty = False
+        self.results[from_version] = result
+        return result
+
+    @staticmethod
+    def _batch_counts(samples, group) -> tuple[int, int]:
+        """(response tokens, samples) of the whole batch: summed over the replicas with a group,
+        so that each replica's loss is its share of the whole batch's (the same normalisers)."""
+        counts = torch.tensor([sum(len(s["response_ids"]) for s in samples), len(samples)], dtype=torch.float64)
+        if group:
+            group.sum_(counts)
+        return int(counts[0]), int(counts[1])
+
+    @staticmethod
+    def _rollout_gap(samples, trainer: dict, group) -> float:
+        """Sum over the batch's tokens of |trainer - rollout log-prob| (summed over the replicas)."""
+        gap = torch.tensor([sum((trainer[id(x)] - torch.tensor(x["logprobs"], dtype=torch.float32)).abs().sum().item()
+                                for x in samples)], dtype=torch.float64)
+        if group:
+            group.sum_(gap)
+        return gap.item()
+
+    def _logprobs_of(self, samples, micro_batch_tokens) -> dict:
+        """{id(sample): its response's log-probs [T]} under the current weights, no dropout."""
+        out = {}
+        with torch.no_grad():
+            for mb in pack(samples, micro_batch_tokens):
+                logp, _, _ = self.backbone.logprobs([x["prompt_ids"] for x in mb], [x["response_ids"] for x in mb])
+                for row, x in zip(logp.cpu(), mb):
+                    out[id(x)] = row[: len(x["response_ids"])]
+        return out
+
+    def _step(self, samples, group, stepper, old, micro_batch_tokens, max_grad_norm, loss_args):
+        """One optimizer step on one mini-batch (this replica's part of it, with a group).
+        -> (the gradient norm, or None if no step was taken; the step's statistics, token sums)."""
+        model, opt = self.backbone.model, self.optimizer
+        n_tokens, n_seqs = self._batch_counts(samples, group)
+        opt.zero_grad(set_to_none=True)
+        sums = dict.fromkeys(("loss", "pg_loss", "kl", "clipped", "approx_kl", "entropy", "gap", "tokens"), 0.0)
         model.train()  # dropout (e.g. lora_dropout) is on while computing the gradient
         try:
             with self.rng_scope():
                 for mb in pack(samples, micro_batch_tokens):
                     prompts, responses = [x["prompt_ids"] for x in mb], [x["response_ids"] for x in mb]
                     new_logp, mask, ent = self.backbone.logprobs(prompts, responses, entropy=True)
-                    rollout = pad_rows([x["logprobs"] for x in mb], new_logp.shape[1]).to(self.device)
-                    # "recompute": old log-probs are the trainer's own teacher-forced ones (this very
-                    # forward, detached), so ratio = 1 in value and the step is the plain policy gradient.
-                    old = new_logp.detach() if old_logprobs == "recompute" else rollout
-                    ref = self.reference_logprobs(prompts, responses) if kl_coef > 0 else None
+                    width = new_logp.shape[1]
+                    rollout = pad_rows([x["logprobs"] for x in mb], width).to(self.device)
+                    before = new_logp.detach() if old is None else pad_rows([old[id(x)] for x in mb], width).to(self.device)
+                    ref = self.reference_logprobs(prompts, responses) if loss_args["kl_coef"] > 0 else None
                     adv = torch.tensor([float(x["advantage"]) for x in mb], device=self.device)
-                    loss, st = policy_loss(new_logp, old, adv, mask, clip_low, clip_high, dual_clip_c, loss_agg,
-                                           ref, kl_coef, num_tokens=n_tokens, num_seqs=n_seqs)
+                    loss, st = policy_loss(new_logp, before, adv, mask, ref_logp=ref, num_tokens=n_tokens,
+                                           num_seqs=n_seqs, **loss_args)
                     loss.backward()
                     sums["loss"] += loss.item()
                     sums["pg_loss"] += st["pg_loss"]
@@ -257,6 +357,7 @@ class Policy:
                     sums["approx_kl"] += st["approx_kl"]
                     sums["entropy"] += ent.sum().item()
                     sums["gap"] += ((new_logp.detach() - rollout).abs() * mask).sum().item()
+                    sums["tokens"] += st["tokens"]
         finally:
             model.eval()
 
@@ -265,52 +366,18 @@ class Policy:
             group.sum_grads(params)
             totals = group.sum_(torch.tensor(list(sums.values()), dtype=torch.float64))
             sums = dict(zip(sums, totals.tolist()))
-        grad_norm = None
+        norm = None
         if n_tokens > 0:
-            norm = torch.nn.utils.clip_grad_norm_(params, max_grad_norm if max_grad_norm > 0 else float("inf"))
-            if torch.isfinite(norm):
-                grad_norm = norm.item()
+            total = torch.nn.utils.clip_grad_norm_(params, max_grad_norm if max_grad_norm > 0 else float("inf"))
+            if torch.isfinite(total):
+                norm = total.item()
                 self.dirty = True  # from here on, memory differs from the last checkpoint
                 if stepper is opt:
                     opt.step()
                 else:  # the sharded step broadcasts the new weights: a collective
                     group.collective("sharded optimizer step", stepper.step)
         opt.zero_grad(set_to_none=True)
-        with warnings.catch_warnings():  # the schedule counts updates, also those whose step was skipped
-            warnings.simplefilter("ignore")
-            self.scheduler.step()
-
-        from_version = self.version
-        denom = max(n_tokens, 1)
-        result = {
-            "version": from_version + 1,
-            "loss": sums["loss"],
-            "pg_loss": sums["pg_loss"],
-            "kl": sums["kl"] if kl_coef > 0 else None,
-            "clip_fraction": sums["clipped"] / denom,
-            "approx_kl": sums["approx_kl"] / denom,
-            "entropy": sums["entropy"] / denom,
-            "grad_norm": grad_norm,
-            "skipped_step": grad_norm is None,  # no tokens, or a non-finite gradient
-            "tokens": n_tokens,
-            "samples": n_seqs,
-            "logprob_gap": sums["gap"] / denom,
-            "lr": lr,
-        }
-        if group:
-            result["checksum"], result["replicas"] = group.check_identical(params), group.world
-        # What this engine holds of AdamW's state (with shard_optimizer, about 1/replicas of it).
-        local = stepper.optim.state if stepper is not opt else opt.state
-        result["optimizer_state_mb"] = sum(t.numel() * t.element_size() for st in local.values()
-                                           for t in st.values() if torch.is_tensor(t)) / 2**20
-        result["update_s"] = time.perf_counter() - started  # the step, before its checkpoint is written
-        if group:
-            result["sync_s"] = group.sync_s  # of which in collectives with the other replicas
-        result["checkpoint"] = self._save(checkpoint_root, from_version + 1, result, group, stepper)
-        self.version = from_version + 1
-        self.dirty = False
-        self.results[from_version] = result
-        return result
+        return norm, sums
 
     def _save(self, root: str, version: int, result: dict, group, stepper) -> str:
         """Writes the checkpoint (only rank 0 of a replica group does); with a group, every replica
@@ -356,10 +423,23 @@ def pack(samples: list[dict], budget: int) -> list[list[dict]]:
     return batches + ([cur] if cur else [])
 
 
-def pad_rows(rows: list[list[float]], width: int) -> torch.Tensor:
+def split(samples: list[dict], n: int) -> list[list[dict]]:
+    """`samples` cut into n consecutive mini-batches whose sizes differ by at most one (some may be
+    empty when there are fewer samples than n: a replica still takes part in every step)."""
+    size, extra = divmod(len(samples), n)
+    out, at = [], 0
+    for i in range(n):
+        take = size + (1 if i < extra else 0)
+        out.append(samples[at: at + take])
+        at += take
+    return out
+
+
+def pad_rows(rows, width: int) -> torch.Tensor:
+    """Rows (lists or 1-d tensors) of log-probs, zero-padded to [len(rows), width]."""
     out = torch.zeros((len(rows), width), dtype=torch.float32)
     for i, r in enumerate(rows):
-        out[i, : len(r)] = torch.tensor(r, dtype=torch.float32)
+        out[i, : len(r)] = torch.as_tensor(r, dtype=torch.float32)
     return out
 
 

@@ -1,4 +1,4 @@
-"""The GRPO / PPO policy-gradient loss (one optimizer step per `update` request).
+"""The GRPO / PPO policy-gradient loss of one optimizer step (policy.py takes one per mini-batch).
 
 Per response token t of sample i with advantage A_i (GRPO: one advantage per sample,
 broadcast to all its tokens):
@@ -15,8 +15,9 @@ the ratio (a token that became much *more* likely gets an ever larger penalty); 
 Aggregation over the batch (this is what TRL calls loss_type "bnpo"/"dapo" and "grpo"):
     token-mean:            sum over all tokens / total number of tokens
     seq-mean-token-mean:   mean over sequences of (sum over the sequence's tokens / its length)
-Micro-batches each contribute their share with the *full-batch* normaliser (`num_tokens` /
-`num_seqs`), so the accumulated gradient equals the full-batch one.
+Micro-batches each contribute their share with the *mini-batch's* normaliser (`num_tokens` /
+`num_seqs` of the whole mini-batch the step is on), so the accumulated gradient equals the one of
+the mini-batch in one piece.
 """
 
 from __future__ import annotations

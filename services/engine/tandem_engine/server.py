@@ -309,6 +309,8 @@ class Engine:
             max_grad_norm=field(req, "max_grad_norm", float, 1.0),
             micro_batch_tokens=field(req, "micro_batch_tokens", int, 8192),
             old_logprobs=field(req, "old_logprobs", str, "recompute"),
+            mini_batch_size=field(req, "ppo_mini_batch_size", int, None),
+            epochs=field(req, "ppo_epochs", int, 1),
         )
         if args["loss_agg"] not in LOSS_AGGS:
             raise EngineError("BadRequest", f"loss_agg must be one of {list(LOSS_AGGS)}")
@@ -316,6 +318,8 @@ class Engine:
             raise EngineError("BadRequest", "old_logprobs must be 'recompute' or 'rollout'")
         if args["dual_clip_c"] is not None and args["dual_clip_c"] <= 1.0:
             raise EngineError("BadRequest", "dual_clip_c must be > 1 (or null = off)")
+        if (args["mini_batch_size"] is not None and args["mini_batch_size"] < 1) or args["epochs"] < 1:
+            raise EngineError("BadRequest", "need ppo_mini_batch_size >= 1 (or null: the whole batch) and ppo_epochs >= 1")
         if args["micro_batch_tokens"] < 1 or args["kl_coef"] < 0 or args["clip_low"] < 0 or args["clip_high"] < 0:
             raise EngineError("BadRequest", "need micro_batch_tokens >= 1, kl_coef >= 0, clip_low/clip_high >= 0")
         spec = field(req, "distributed", dict, None)

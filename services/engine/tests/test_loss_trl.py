@@ -129,3 +129,65 @@ def test_micro_batches_sum_to_full_batch(loss_agg):
     assert sum(p[0].item() for p in parts) == pytest.approx(full.item(), abs=1e-6)
     assert sum(p[1]["kl"] for p in parts) == pytest.approx(fs["kl"], abs=1e-6)
     assert sum(p[1]["pg_loss"] for p in parts) == pytest.approx(fs["pg_loss"], abs=1e-6)
+
+
+def test_ppo_mini_batches_and_epochs_step_as_trl_does(eng, tiny_model, tmp_path):
+    """Several optimizer steps per update: the engine's update with ppo_mini_batch_size=4 and
+    ppo_epochs=2 on 8 samples (4 steps, old log-probs fixed before the first) ends on the weights
+    a plain loop reaches with TRL's loss: HF model, old log-probs from one pass, then for each
+    epoch and each mini-batch of 4 consecutive samples TRL's _compute_loss (bnpo = token-mean over
+    the mini-batch), gradient clipping and AdamW."""
+    from safetensors.torch import load_file
+    from transformers import AutoModelForCausalLM
+
+    from conftest import OPTIM, PLAN_PROMPT, TOOL_PROMPT, UPDATE, as_train
+
+    lr, clip_low, clip_high, dual_c = 3e-3, 0.2, 0.28, 3.0
+    eng.load_full("p", tiny_model, tmp_path, optim={**OPTIM, "lr": lr})
+    gen = eng.gen("p", PLAN_PROMPT, n=4, seed=3, max_new_tokens=9) + eng.gen("p", TOOL_PROMPT, n=4, seed=4, max_new_tokens=6)
+    samples = [as_train(s, a, f"s{i}") for i, (s, a) in enumerate(zip(gen, [1.0, -1.0, 0.5, -0.5, 0.8, -0.2, -0.9, 0.3]))]
+    ours = eng.update("p", 0, samples, tmp_path, ppo_mini_batch_size=4, ppo_epochs=2, clip_low=clip_low,
+                      clip_high=clip_high, dual_clip_c=dual_c)["result"]
+    assert ours["optimizer_steps"] == 4 and ours["version"] == 1
+    assert ours["clip_fraction"] > 0  # the steps after the first move the ratio away from 1
+
+    model = AutoModelForCausalLM.from_pretrained(tiny_model, dtype=torch.float32)
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, betas=tuple(OPTIM["betas"]), eps=1e-8, weight_decay=0.0)
+
+    def logps(batch):
+        """[B, T] log-probs of each response (one forward of prompt + response per sample), mask."""
+        T = max(len(x["response_ids"]) for x in batch)
+        out, mask = torch.zeros(len(batch), T), torch.zeros(len(batch), T)
+        for i, x in enumerate(batch):
+            p, r = x["prompt_ids"], x["response_ids"]
+            logits = model(input_ids=torch.tensor([p + r])).logits[0, len(p) - 1: len(p) + len(r) - 1]
+            out[i, : len(r)] = torch.log_softmax(logits.float(), -1).gather(-1, torch.tensor(r)[:, None])[:, 0]
+            mask[i, : len(r)] = 1
+        return out, mask
+
+    model.eval()
+    with torch.no_grad():
+        old = [logps([x])[0][0] for x in samples]
+    for _ in range(2):
+        for mb in (samples[:4], samples[4:]):
+            model.train()
+            new, mask = logps(mb)
+            before = torch.zeros_like(new)
+            for i, x in enumerate(mb):
+                before[i, : len(x["response_ids"])] = old[samples.index(x)][: len(x["response_ids"])]
+            adv = torch.tensor([x["advantage"] for x in mb])
+            loss, _ = trl_loss(new, before, adv, mask, "bnpo", clip_low, clip_high, delta=dual_c)
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(list(model.parameters()), UPDATE["max_grad_norm"])
+            opt.step()
+    model.eval()
+
+    # Equal to float summation order: AdamW's early steps move a weight by about lr * g / |g|, which
+    # magnifies that order's noise where g is near zero, so a few elements differ by up to ~1% of
+    # lr; a different step (normaliser, old log-probs, mini-batch) would move most of them by ~lr.
+    saved = load_file(f"{ours['checkpoint']}/model/model.safetensors")
+    theirs = dict(model.named_parameters())
+    for name, w in saved.items():
+        d = (w - theirs[name].detach()).abs()
+        assert d.mean().item() < 1e-4 * lr and d.max().item() < 0.02 * lr, (name, d.mean().item(), d.max().item())

@@ -51,7 +51,7 @@ def test_round_trip(engine, tiny_model, tmp_path):
                        samples=[as_train(s, a, f"t{i}") for i, (s, a) in enumerate(zip(res[2]["samples"], [1, -1, 0]))],
                        checkpoint_root=str(tmp_path / "tool"), **UPDATE)
     assert set(result) == {"version", "replayed", "loss", "pg_loss", "kl", "clip_fraction", "approx_kl", "entropy",
-                           "grad_norm", "skipped_step", "tokens", "samples", "logprob_gap", "lr", "update_s", "optimizer_state_mb",
+                           "grad_norm", "skipped_step", "tokens", "samples", "logprob_gap", "lr", "update_s", "optimizer_state_mb", "optimizer_steps",
                            "checkpoint"}
     assert result["version"] == 1 and result["replayed"] is False and result["samples"] == 3
     replay = engine.ok("update", policy="run/tool", from_version=0, samples=[], checkpoint_root=str(tmp_path / "tool"),

@@ -206,3 +206,23 @@ def test_a_sharded_optimizer_takes_the_single_engine_steps(eng, replicas, tiny_m
         assert float(both["state"][i]["step"]) == float(s["step"]) == 2.0
         torch.testing.assert_close(both["state"][i]["exp_avg"], s["exp_avg"], rtol=1e-4, atol=1e-7)
         torch.testing.assert_close(both["state"][i]["exp_avg_sq"], s["exp_avg_sq"], rtol=1e-4, atol=1e-10)
+
+
+def test_replicas_take_the_same_number_of_ppo_steps(eng, replicas, tiny_model, tmp_path):
+    """Mini-batches over replicas: each cuts its share into as many mini-batches as the whole batch
+    has (8 samples in mini-batches of 3: 3 per epoch), even when its share yields empty ones (rank 1
+    holds one sample), so both take every step and their weights stay identical."""
+    samples = batch(eng, "full", tiny_model, tmp_path / "gen")
+    shared = tmp_path / "replicas"
+    for c in replicas:
+        load(c, "full", tiny_model, shared)
+    group = {"world_size": 2, "store": f"127.0.0.1:{free_port()}", "group": "ppo", "timeout_s": 60}
+    shares = [samples[:7], samples[7:]]  # uneven on purpose: rank 1's share gives empty mini-batches
+    ids = [send(c, "update", policy="p", from_version=0, samples=shares[r], checkpoint_root=str(shared),
+                distributed={**group, "rank": r}, ppo_mini_batch_size=3, ppo_epochs=2, **UPDATE)
+           for r, c in enumerate(replicas)]
+    done = [answer(c, i) for c, i in zip(replicas, ids)]
+    assert all(d["ok"] for d in done), done
+    r0, r1 = (d["result"] for d in done)
+    assert r0["optimizer_steps"] == r1["optimizer_steps"] == 6 and r0["checksum"] == r1["checksum"]
+    assert r0["samples"] == 8 and r0["clip_fraction"] == r1["clip_fraction"] > 0

@@ -148,3 +148,29 @@ def test_update_validation(eng, tiny_model, tmp_path):
                     lora={**LORA, "target_modules": ["no_such_module"]})
     assert resp["ok"] is False and "x" not in eng.ok("ping")["policies"]
     assert eng.engine.bases == {}
+
+
+def test_ppo_mini_batches_and_epochs(eng, tiny_model, tmp_path):
+    """ppo_mini_batch_size / ppo_epochs: several optimizer steps per update, old log-probs fixed
+    before the first, so the later steps see ratios away from 1 and the clip acts; one version and
+    one LR-schedule step per update; the idempotent replay as before."""
+    root = tmp_path / "ppo"
+    eng.load_full("ppo", tiny_model, root, optim={**OPTIM, "lr": 3e-3})
+    gen = eng.gen("ppo", PLAN_PROMPT, n=3, seed=1, max_new_tokens=8) + eng.gen("ppo", TOOL_PROMPT, n=3, seed=2, max_new_tokens=8)
+    batch = [as_train(s, a, f"s{i}") for i, (s, a) in enumerate(zip(gen, [1.0, -1.0, 0.5, -0.5, 1.0, -1.0]))]
+    r = eng.update("ppo", 0, batch, root, ppo_mini_batch_size=2, ppo_epochs=3)["result"]
+    assert r["optimizer_steps"] == 9 and r["version"] == 1 and r["samples"] == 6
+    assert r["clip_fraction"] > 0 and r["approx_kl"] > 0
+    assert r["logprob_gap"] < 1e-4  # the first pass is on-policy
+    sched = torch.load(root / "v000001" / "scheduler.pt", weights_only=True)
+    assert sched["last_epoch"] == 1  # the LR schedule counts updates
+    opt_state = torch.load(root / "v000001" / "optimizer.pt", weights_only=True)
+    assert {float(s["step"]) for s in opt_state["state"].values()} == {9.0}  # AdamW counts steps
+    again = eng.update("ppo", 0, batch, root, ppo_mini_batch_size=2, ppo_epochs=3)["result"]
+    assert again["replayed"] and again["optimizer_steps"] == 9
+    # A mini-batch larger than the batch is one step, as before.
+    one = eng.update("ppo", 1, batch, root, ppo_mini_batch_size=256)["result"]
+    assert one["optimizer_steps"] == 1 and one["clip_fraction"] == 0
+    for bad in (dict(ppo_mini_batch_size=0), dict(ppo_epochs=0)):
+        resp = eng.update("ppo", 2, batch, root, **bad)
+        assert resp["ok"] is False and "ppo_" in resp["error"]["message"], resp
