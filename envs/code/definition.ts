@@ -22,9 +22,10 @@
 //   global = 1 when the current program passes every ground-truth test, else 0.
 // A missing or malformed harness report is an execution failure: pass rate 0 for the coder, an
 // invalid case for the tester.
-// Termination (the reference): after the test generator's turn, when there is a program and it
-// passes every generated case (the new one included; valid or not). Otherwise the episode runs
-// env.max_turns turns. `solved` is "the current program passes every ground-truth test".
+// Termination: after the test generator's turn, when there is a program and it passes every case
+// generated so far (the new one included; valid or not). The reference's UnitTestAgent.step ends
+// the episode when the program passes the cases written in that turn only. Otherwise the episode
+// runs env.max_turns turns. `solved` is "the current program passes every ground-truth test".
 import { extractCode } from '../shared/text.js';
 import type { ChatMessage, EnvDefinition, ProgramRun, Scored, TurnContext } from '../types.js';
 import { buildHarness, readHarnessReport, type CaseResult, type HarnessCase } from './harness.js';

@@ -4,11 +4,13 @@
 // keeps both agents' histories, which later turns are shown.
 //
 // Termination: the code's answer and the reasoner's answer are equivalent (envs/answers), checked
-// whenever either acts against the other's latest answer (as the reference's ToolAgent.step and
-// the brief: a tool answer that agrees with the reasoner's previous answer also ends it); or the
-// reasoner has answered maxTurns times. Played alone (no tool entry in the episode), the reasoner
-// ends the episode with its first answer that has a final answer. solved = done and the team's
-// final answer (the agreed answer, or the reasoner's last) is correct.
+// whenever either acts against the other's latest answer (the reference checks only in the
+// reasoner's step, ReasoningAgent.step; Tandem also ends when a tool answer agrees with the
+// reasoner's previous one, which the brief asks for); or the reasoner has answered maxTurns times.
+// Played alone (no tool entry in the episode), the reasoner ends the episode with its first
+// answer that has a final answer (the reference's single agent ends when an answer repeats the
+// previous turn's). solved = done and the team's final answer (the agreed answer, or the
+// reasoner's last) is correct. docs/ENVIRONMENTS.md lists these departures.
 //
 // Rewards (reward = local + alpha * global; MATH_REWARDS):
 //   reasoning_generator  local = 2 * [its answer is correct]           global = [its answer is correct]
@@ -18,7 +20,8 @@
 // The reference gives the tool {+1, 0, -1} + [the reasoner is correct]. In Tandem the tool is
 // scored before the reasoner of its turn answers, so the team term is what is known at scoring
 // time: [the code's answer is correct] (its K candidates all share one state, so a term about the
-// later reasoner could not separate them anyway). With alpha = 1: tool 2 / 0 / -1, reasoner 3 / 0.
+// later reasoner could not separate them anyway). With alpha = 1: tool 2 / 0 / -1, reasoner 3 / 0
+// (the reference's reasoner: 2 / 0).
 import { answersEqual, extractAnswer, extractOutputAnswer } from '../answers/index.js';
 import { clip, extractCode } from '../shared/text.js';
 import type { EnvDefinition, ProgramRun, Scored } from '../types.js';

@@ -6,8 +6,12 @@
 // solution (counted by a bitmask backtracking solver with the fewest-candidates heuristic).
 // Without a `holes` limit the result is minimal: no given can be removed.
 //
-// Rewards of one answer (the reference only has 1 for a solved grid, 0 otherwise; the step
-// rewards are Tandem's, for partial progress):
+// Rewards of one answer, Tandem's (the reference's SudukuEnvState.step, for a whole-grid answer:
+// -0.01, then +2 when solved and +0.5 more when solved within as many answers as the puzzle has
+// empty cells, so 2.49 for a grid solved at once; otherwise +0.5 x the change of the filled
+// fraction of the grid and +0.02 x the change of the count of satisfied row, column and box
+// constraints, and -0.5 when the grid breaks a rule; -1 for a grid with a value outside 1..N,
+// an empty cell included. docs/ENVIRONMENTS.md lists this among the departures):
 //   progress  +1 x (correct non-given cells after - before) / (empty cells of the puzzle)
 //   conflict  -1 x (filled non-given cells repeating a number in their row, column or box) / (empty cells)
 //   given     -0.1 per given answered with another number (the given is kept)
