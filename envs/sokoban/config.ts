@@ -10,11 +10,24 @@ export const sokobanEnv = defineEnv({
     ...envCommon,
     // Side of the square room, outer walls included (the reference's scripts use 6).
     map_size: z.number().int().min(5).max(16).default(6),
-    // Tandem: boxes (and targets), the depth of the reverse-play generation, and the move budget.
+    // Boxes (and targets); the reference's environment uses 1.
     boxes: z.number().int().min(1).max(4).default(1),
-    reverse_steps: z.number().int().min(1).max(1000).default(25),
+    // Steps of the random walk that carves the room's floor: the reference's generate_room
+    // num_steps (25).
+    walk_steps: z.number().int().min(1).max(1000).default(25),
+    // Depth limit of the reverse-play search that pulls the boxes off their targets: the
+    // reference's search_depth (200).
+    search_depth: z.number().int().min(4).max(1000).default(200),
+    // Removed: it read the reference's num_steps (a topology-walk length) as a reverse-play depth.
+    reverse_steps: z
+      .never({ error: 'reverse_steps was removed: use walk_steps (floor walk length, the reference\'s num_steps, default 25) and search_depth (reverse-play depth, default 200)' })
+      .optional(),
+    // Tandem: the move budget.
     max_steps: z.number().int().min(1).default(200),
   }),
   definition: sokoban as EnvDefinition<unknown, unknown>,
-  options: (c) => ({ options: { size: c.map_size, boxes: c.boxes, reverseSteps: c.reverse_steps, maxSteps: c.max_steps }, issues: [] }),
+  options: (c) => ({
+    options: { size: c.map_size, boxes: c.boxes, walkSteps: c.walk_steps, searchDepth: c.search_depth, maxSteps: c.max_steps },
+    issues: [],
+  }),
 });

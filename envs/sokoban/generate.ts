@@ -1,21 +1,49 @@
-// Seeded Sokoban rooms by reverse play, the gym-sokoban approach the reference uses: a random
-// room topology (a walk stamping small floor masks), boxes placed on their targets and the
-// player on the floor, then the game played backwards (the player walks and may pull the box
-// behind it) up to `reverseSteps` reverse moves. Every reverse move undoes a forward one, so
-// every room is solvable. Of the positions reached, one with the highest score (box
-// displacement times the number of box switches, as the reference) and every box off its
-// target is kept; the player then wanders up to 3 steps so that it does not always stand next
-// to a box. Pure.
+// Seeded Sokoban rooms, generated as the reference does (PettingLLMs,
+// pettingllms/multi_agent_env/stateful/utils.py, itself gym-sokoban's generator), with the
+// parameters its SokobanGridEnvState passes to generate_room: p_change_directions 0.35,
+// num_steps 25, tries 20, search_depth 200, min_box_distance 2, min_difficulty_score 1.
+// Step by step, with the reference's function names:
+//   - room_topology_generation: a walk of `walkSteps` steps (the reference's num_steps; it is
+//     the length of this walk, not a depth of reverse play) over the room, changing direction
+//     with probability 0.35 and stamping one of five 3x3 floor masks at every step; the border
+//     stays wall.
+//   - place_boxes_and_player: the player on a random floor cell, then each target on a random
+//     free floor cell (the boxes start on their targets).
+//   - reverse_playing / depth_first_search / reverse_move: the game played backwards by a
+//     depth-first search over the four moves (up, down, left, right), where a move always pulls
+//     the box behind the player along. The search stops at depth `searchDepth` - 2 (the
+//     reference's ttl) or after 300,000 explored positions, and never re-enters a position it
+//     has explored (by the reference's key: player, box cells, and whether each box has been
+//     pulled). It keeps the first position, in search order, with the highest score = box
+//     swaps (pulls of a different box than the last pulled) x box_displacement_score, which
+//     is the sum of each box's Manhattan distance to its own target, or 0 when a box is closer
+//     than 2; a position where a box or the player stands on a target scores 0.
+//   - generate_room: up to 20 tries (topology, placement, reverse play); the first whose kept
+//     position has a displacement score >= 1 is used. Every reverse move undoes a forward one,
+//     so every room is solvable.
+//   - add_random_player_movement: then, with probability 0.5 (0.9 / 0.7 for low scores, which
+//     min_box_distance 2 rules out), the player walks 1 to 3 steps (each further step with
+//     probability 0.5), never back to a cell it has left; it may end on a target.
+// Deliberate departures: one seeded PRNG (envs/shared/rng.ts) instead of Python's `random` and
+// numpy's generator, so the rooms of a seed differ from the reference's while their
+// distribution is the same (test/unit/sokoban.unit.test.ts compares the statistics); and where
+// the reference raises (too few floor cells for the player and boxes, or no usable room in 20
+// tries, which aborts its batch), Tandem counts a failed try and keeps trying, up to
+// MAX_TRIES, so that every seed has a room. Cost: a 6x6 one-box room takes well under a
+// millisecond (the search sees a few hundred positions); 16x16 rooms with 4 boxes reach the
+// 300,000-position cap and take a few hundred milliseconds. Pure.
 import { mulberry32, randomInt } from '../shared/rng.js';
 import { DEFAULT_MAX_STEPS, initialState, type Coord, type SokobanState } from './room.js';
 
 export interface SokobanOptions {
   /** Side of the square room, outer walls included (5..16). Default 6, the reference's scripts. */
   size?: number;
-  /** Number of boxes (and targets), 1..4. Default 1. */
+  /** Number of boxes (and targets), 1..4. Default 1, the reference's. */
   boxes?: number;
-  /** Depth of the reverse-play search, in reverse moves (1..1000). Default 25. */
-  reverseSteps?: number;
+  /** Steps of the random walk that carves the room's floor (the reference's num_steps), 1..1000. Default 25. */
+  walkSteps?: number;
+  /** Depth limit of the reverse-play search (the reference's search_depth; positions up to depth - 2 are explored), 4..1000. Default 200. */
+  searchDepth?: number;
   /** Moves (valid or not) before the episode is lost. Default 200, the reference's. */
   maxSteps?: number;
 }
@@ -23,20 +51,33 @@ export interface SokobanOptions {
 export const SOKOBAN_DEFAULTS: Readonly<Required<SokobanOptions>> = Object.freeze({
   size: 6,
   boxes: 1,
-  reverseSteps: 25,
+  walkSteps: 25,
+  searchDepth: 200,
   maxSteps: DEFAULT_MAX_STEPS,
 });
 
-// Reference values: direction change probability and the topology walk length (its
-// num_steps = 25 for the 6x6 rooms; gym-sokoban's 1.7 * (width + height) for larger ones).
-const P_CHANGE_DIRECTION = 0.35;
-const MAX_ROOMS = 200;
+// The reference's generate_room arguments (SokobanGridEnvState) and search limit.
+const P_CHANGE_DIRECTIONS = 0.35;
+const MIN_BOX_DISTANCE = 2;
+const MIN_DIFFICULTY_SCORE = 1;
+const MAX_EXPLORED = 300_000;
+// The reference raises after tries = 20; Tandem goes on to MAX_TRIES (the first 20 are the same).
+const MAX_TRIES = 200;
 
-const DIRECTIONS: readonly Coord[] = [
+// The reference's room_topology_generation directions, as (row, column) steps.
+const WALK_DIRECTIONS: readonly Coord[] = [
   [1, 0],
   [0, 1],
   [-1, 0],
   [0, -1],
+];
+
+// The reference's CHANGE_COORDINATES, in action order: up, down, left, right.
+const MOVES: readonly Coord[] = [
+  [-1, 0],
+  [1, 0],
+  [0, -1],
+  [0, 1],
 ];
 
 // Floor masks ('1' = floor) stamped around the walk's position (the reference's five 3x3 masks).
@@ -49,40 +90,40 @@ const MASKS: readonly (readonly string[])[] = [
 ];
 
 export function generate(seed: number, options: SokobanOptions = {}): SokobanState {
-  const { size, boxes, reverseSteps, maxSteps } = { ...SOKOBAN_DEFAULTS, ...definedOnly(options) };
+  const { size, boxes, walkSteps, searchDepth, maxSteps } = { ...SOKOBAN_DEFAULTS, ...definedOnly(options) };
   checkInt('size', size, 5, 16);
   checkInt('boxes', boxes, 1, 4);
-  checkInt('reverseSteps', reverseSteps, 1, 1000);
+  checkInt('walkSteps', walkSteps, 1, 1000);
+  checkInt('searchDepth', searchDepth, 4, 1000);
   checkInt('maxSteps', maxSteps, 1, 1_000_000);
   const rng = mulberry32(seed);
-  const walkSteps = Math.max(25, Math.round(1.7 * 2 * size));
-  for (let attempt = 0; attempt < MAX_ROOMS; attempt++) {
-    const floor = topology(rng, size, walkSteps);
-    const cells = floorCells(floor, size);
-    if (cells.length < boxes + 2) continue;
-    const player = cells[randomInt(rng, cells.length)];
-    const free = cells.filter((c) => c !== player);
-    const targets: number[] = [];
-    for (let b = 0; b < boxes; b++) targets.push(free.splice(randomInt(rng, free.length), 1)[0]);
-    const best = reversePlay(rng, floor, size, player, targets, reverseSteps);
-    if (best === null) continue;
-    const start = wander(rng, floor, size, best.player, best.boxes, best.score === 1 ? 0.8 : 0.5);
+  for (let attempt = 0; attempt < MAX_TRIES; attempt++) {
+    const floor = roomTopology(rng, size, walkSteps);
+    const placed = placeBoxesAndPlayer(rng, floor, boxes);
+    if (placed === null) continue;
+    const best = reversePlaying(floor, size, placed.player, placed.targets, searchDepth);
+    const score = boxDisplacementScore(best.boxes, placed.targets, size);
+    if (score < MIN_DIFFICULTY_SCORE) continue;
+    // The reference's move probabilities by difficulty; with min_box_distance 2 the score is at least 2.
+    const moveProbability = score <= MIN_DIFFICULTY_SCORE ? 0.9 : score <= MIN_DIFFICULTY_SCORE * 1.5 ? 0.7 : 0.5;
+    const player = randomPlayerMovement(rng, floor, size, best.player, best.boxes, moveProbability);
     const room = Array.from({ length: size }, (_, r) =>
-      Array.from({ length: size }, (_, c) => (!floor[r * size + c] ? '#' : targets.includes(r * size + c) ? '.' : '_')).join(''),
+      Array.from({ length: size }, (_, c) => (!floor[r * size + c] ? '#' : placed.targets.includes(r * size + c) ? '.' : '_')).join(''),
     );
-    return initialState(room, toCoord(start, size), best.boxes.map((b) => toCoord(b, size)), maxSteps);
+    return initialState(room, toCoord(player, size), best.boxes.map((b) => toCoord(b, size)), maxSteps);
   }
-  throw new RangeError(`no Sokoban room with ${boxes} boxes found for size ${size} (seed ${seed})`);
+  throw new RangeError(`no Sokoban room with ${boxes} boxes found for size ${size} in ${MAX_TRIES} tries (seed ${seed})`);
 }
 
-// 1 = floor, indexed r * size + c; the border is always wall.
-function topology(rng: () => number, size: number, steps: number): Uint8Array {
+// room_topology_generation: 1 = floor, indexed r * size + c; the border is always wall.
+function roomTopology(rng: () => number, size: number, steps: number): Uint8Array {
   const floor = new Uint8Array(size * size);
-  let [dr, dc] = DIRECTIONS[randomInt(rng, 4)];
-  let r = 1 + randomInt(rng, size - 2);
-  let c = 1 + randomInt(rng, size - 2);
+  let [dr, dc] = WALK_DIRECTIONS[randomInt(rng, 4)];
+  // random.randint(1, dim - 1) includes dim - 1; the first step clamps it back inside.
+  let r = 1 + randomInt(rng, size - 1);
+  let c = 1 + randomInt(rng, size - 1);
   for (let s = 0; s < steps; s++) {
-    if (rng() < P_CHANGE_DIRECTION) [dr, dc] = DIRECTIONS[randomInt(rng, 4)];
+    if (rng() < P_CHANGE_DIRECTIONS) [dr, dc] = WALK_DIRECTIONS[randomInt(rng, 4)];
     r = Math.max(1, Math.min(size - 2, r + dr));
     c = Math.max(1, Math.min(size - 2, c + dc));
     const mask = MASKS[randomInt(rng, MASKS.length)];
@@ -94,76 +135,105 @@ function topology(rng: () => number, size: number, steps: number): Uint8Array {
   return floor;
 }
 
-function floorCells(floor: Uint8Array, size: number): number[] {
-  const cells: number[] = [];
-  for (let i = 0; i < size * size; i++) if (floor[i]) cells.push(i);
-  return cells;
+// place_boxes_and_player: the player, then the targets, each on a random free floor cell
+// (row-major order, as numpy's where). null when there are not more floor cells than
+// player + boxes (the reference raises).
+function placeBoxesAndPlayer(rng: () => number, floor: Uint8Array, boxes: number): { player: number; targets: number[] } | null {
+  const free: number[] = [];
+  for (let i = 0; i < floor.length; i++) if (floor[i]) free.push(i);
+  if (free.length <= boxes + 1) return null;
+  const player = free.splice(randomInt(rng, free.length), 1)[0];
+  const targets: number[] = [];
+  for (let b = 0; b < boxes; b++) targets.push(free.splice(randomInt(rng, free.length), 1)[0]);
+  return { player, targets };
 }
 
-interface ReversePosition {
+interface Position {
   player: number;
+  /** boxes[i] is the box that started on targets[i] (the reference's box_mapping). */
   boxes: number[];
-  score: number;
 }
 
-// Positions explored per room by the reverse search, at most.
-const MAX_REVERSE_NODES = 100_000;
+// reverse_playing + depth_first_search + reverse_move. Returns the kept position: the first
+// explored one with the highest box_swaps x box_displacement_score, or the start (boxes on
+// their targets, displacement 0) when none scores above 0.
+function reversePlaying(floor: Uint8Array, size: number, start: number, targets: readonly number[], searchDepth: number): Position {
+  const explored = new Set<string>();
+  const boxes = [...targets];
+  // Whether each box has been pulled: the reference's room_state marks a pulled box 3 and an
+  // unpulled one 4, and hashes the whole room_state, so this is part of a position's key.
+  const pulled = boxes.map(() => false);
+  let best: Position = { player: start, boxes: [...targets] };
+  let bestScore = -1;
+  const isTarget = new Uint8Array(floor.length);
+  for (const t of targets) isTarget[t] = 1;
 
-// Breadth-first search of the game played backwards from the solved position, to depth
-// `steps`: each reverse move walks the player one cell and may pull the box behind it along.
-// Returns a random one of the best-scoring positions with every box off the targets (score =
-// switches between pulled boxes on the path found x total box displacement, as the
-// reference's reverse_playing), or null if there is none.
-function reversePlay(rng: () => number, floor: Uint8Array, size: number, start: number, targets: readonly number[], steps: number): ReversePosition | null {
-  interface Node {
-    player: number;
-    boxes: number[]; // boxes[i] started on targets[i]
-    depth: number;
-    switches: number;
-    lastPulled: number;
-  }
-  const seen = new Set<string>([String.fromCharCode(start, ...targets)]);
-  const queue: Node[] = [{ player: start, boxes: [...targets], depth: 0, switches: 0, lastPulled: -1 }];
-  let best: ReversePosition[] = [];
-  const visit = (node: Node) => {
-    const key = String.fromCharCode(node.player, ...node.boxes);
-    if (seen.has(key) || seen.size >= MAX_REVERSE_NODES) return;
-    seen.add(key);
-    queue.push(node);
-    if (node.boxes.some((b) => targets.includes(b))) return;
-    const displacement = node.boxes.reduce((sum, b, i) => sum + manhattan(b, targets[i], size), 0);
-    const score = node.switches * displacement;
-    if (score <= 0 || (best.length > 0 && score < best[0].score)) return;
-    if (best.length > 0 && score > best[0].score) best = [];
-    best.push({ player: node.player, boxes: [...node.boxes], score });
+  const key = (player: number): string => {
+    // Boxes are told apart only by cell and mark, as in room_state.
+    const cells = boxes.map((b, i) => b * 2 + (pulled[i] ? 1 : 0)).sort((a, b) => a - b);
+    return String.fromCharCode(player, ...cells);
   };
-  for (let head = 0; head < queue.length; head++) {
-    const { player, boxes, depth, switches, lastPulled } = queue[head];
-    if (depth >= steps) continue;
-    for (const [dr, dc] of DIRECTIONS) {
-      const next = player + dr * size + dc;
-      if (!floor[next] || boxes.includes(next)) continue;
-      visit({ player: next, boxes, depth: depth + 1, switches, lastPulled });
-      const pulled = boxes.indexOf(player - dr * size - dc);
-      if (pulled < 0) continue;
-      const moved = boxes.map((b, i) => (i === pulled ? player : b));
-      visit({ player: next, boxes: moved, depth: depth + 1, switches: switches + (pulled === lastPulled ? 0 : 1), lastPulled: pulled });
+
+  const search = (player: number, boxSwaps: number, lastPull: number, ttl: number): void => {
+    ttl -= 1;
+    if (ttl <= 0 || explored.size >= MAX_EXPLORED) return;
+    const k = key(player);
+    if (explored.has(k)) return;
+    let score = boxSwaps * boxDisplacementScore(boxes, targets, size);
+    // Every target must be uncovered: no box, and not the player, on it.
+    if (isTarget[player] || boxes.some((b) => isTarget[b])) score = 0;
+    if (score > bestScore) {
+      best = { player, boxes: [...boxes] };
+      bestScore = score;
     }
-  }
-  return best.length === 0 ? null : best[randomInt(rng, best.length)];
+    explored.add(k);
+    for (const [dr, dc] of MOVES) {
+      const d = dr * size + dc;
+      const next = player + d;
+      // A move into a wall or a box leaves the position as it is: already explored, no effect.
+      if (!floor[next] || boxes.includes(next)) continue;
+      const box = boxes.indexOf(player - d);
+      if (box < 0) {
+        search(next, boxSwaps, lastPull, ttl);
+        continue;
+      }
+      // The box behind the player follows it onto the cell it leaves.
+      const wasPulled = pulled[box];
+      boxes[box] = player;
+      pulled[box] = true;
+      search(next, boxSwaps + (box === lastPull ? 0 : 1), box, ttl);
+      boxes[box] = player - d;
+      pulled[box] = wasPulled;
+    }
+  };
+
+  search(start, 0, -1, searchDepth);
+  return best;
 }
 
-// Up to 3 plain moves of the player, never back to a cell it left (the reference's
-// add_random_player_movement), with probability `p`.
-function wander(rng: () => number, floor: Uint8Array, size: number, player: number, boxes: readonly number[], p: number): number {
-  if (rng() >= p) return player;
+// box_displacement_score: the sum of each box's Manhattan distance to its own target, or 0
+// when any box is closer than MIN_BOX_DISTANCE.
+function boxDisplacementScore(boxes: readonly number[], targets: readonly number[], size: number): number {
+  let score = 0;
+  for (let i = 0; i < boxes.length; i++) {
+    const dist = manhattan(boxes[i], targets[i], size);
+    if (dist < MIN_BOX_DISTANCE) return 0;
+    score += dist;
+  }
+  return score;
+}
+
+// add_random_player_movement: with probability `moveProbability`, up to 3 plain moves onto
+// free cells (floor or target) not visited before, each further one with probability 0.5.
+function randomPlayerMovement(rng: () => number, floor: Uint8Array, size: number, player: number, boxes: readonly number[], moveProbability: number): number {
+  if (rng() > moveProbability) return player;
   const visited = [player];
-  for (let s = 0; s < 3; s++) {
-    const options = DIRECTIONS.map(([dr, dc]) => player + dr * size + dc).filter((n) => floor[n] && !boxes.includes(n) && !visited.includes(n));
+  for (let steps = 1; steps <= 3; steps++) {
+    const options = MOVES.map(([dr, dc]) => player + dr * size + dc).filter((n) => floor[n] && !boxes.includes(n) && !visited.includes(n));
     if (options.length === 0) break;
     player = options[randomInt(rng, options.length)];
     visited.push(player);
-    if (rng() >= 0.5) break;
+    if (steps >= 3 || rng() > 0.5) break;
   }
   return player;
 }

@@ -1,5 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync, readdirSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
 import {
   SOKOBAN_DEFAULTS,
   SOKOBAN_REWARDS,
@@ -12,8 +14,10 @@ import {
   sokoban,
   solve,
   targetsOf,
+  type SokobanOptions,
   type SokobanState,
 } from '../../envs/sokoban/index.js';
+import { sokobanEnv } from '../../envs/sokoban/config.js';
 import { mulberry32, randomInt } from '../../envs/shared/rng.js';
 
 const close = (actual: number, expected: number, message?: string) =>
@@ -29,7 +33,7 @@ const CORRIDOR = ['#######', '#@_$_.#', '#######'];
 
 test('the reward constants are the reference\'s', () => {
   assert.deepEqual(SOKOBAN_REWARDS, { rStep: -0.01, rInvalid: -0.05, rBoxOnTarget: 1, rBoxOffTarget: -0.5, rWin: 10, rFail: -5, gamma: 0.99, lambdaPot: 0.1 });
-  assert.deepEqual(SOKOBAN_DEFAULTS, { size: 6, boxes: 1, reverseSteps: 25, maxSteps: 200 });
+  assert.deepEqual(SOKOBAN_DEFAULTS, { size: 6, boxes: 1, walkSteps: 25, searchDepth: 200, maxSteps: 200 });
 });
 
 test('a plain step costs r_step plus shaping and moves the player', () => {
@@ -189,19 +193,31 @@ function checkRoom(s: SokobanState, size: number, boxes: number, label: string) 
     assert.notEqual(s.room[r][c], '#', `${label}: box on a wall`);
     assert.equal(dead[r * size + c], 0, `${label}: box on a dead square`);
   }
+  // The reference's min_box_distance: each box is at least 2 cells (Manhattan) from the target
+  // it was pulled off. The state does not say which one that is, so some assignment must fit.
+  assert.ok(
+    permutations(targetsOf(s.room)).some((ts) => ts.every((t, i) => manhattan(t, s.boxes[i]) >= 2)),
+    `${label}: a box is next to its target`,
+  );
   assert.deepEqual([s.steps, s.done, s.solved, s.failure, s.totalReward], [0, false, false, null, 0]);
   assert.deepEqual(JSON.parse(JSON.stringify(s)), s, 'JSON-serialisable');
 }
 
+const manhattan = ([r1, c1]: readonly number[], [r2, c2]: readonly number[]) => Math.abs(r1 - r2) + Math.abs(c1 - c2);
+
+function permutations<T>(items: readonly T[]): T[][] {
+  if (items.length <= 1) return [[...items]];
+  return items.flatMap((x, i) => permutations([...items.slice(0, i), ...items.slice(i + 1)]).map((rest) => [x, ...rest]));
+}
+
 test('generate is deterministic by seed and varies across seeds', () => {
   assert.deepEqual(generate(42), generate(42));
-  assert.deepEqual(generate(42, {}), generate(42, { size: 6, boxes: 1, reverseSteps: 25, maxSteps: 200 }));
+  assert.deepEqual(generate(42, {}), generate(42, { size: 6, boxes: 1, walkSteps: 25, searchDepth: 200, maxSteps: 200 }));
   const layouts = new Set(Array.from({ length: 50 }, (_, seed) => JSON.stringify(generate(seed))));
   assert.ok(layouts.size > 45, `only ${layouts.size} distinct rooms for 50 seeds`);
 });
 
 test('default rooms (6x6, 1 box) are well formed and solvable over 500 seeds', () => {
-  let total = 0;
   for (let seed = 0; seed < 500; seed++) {
     const s = generate(seed);
     checkRoom(s, 6, 1, `seed ${seed}`);
@@ -210,17 +226,74 @@ test('default rooms (6x6, 1 box) are well formed and solvable over 500 seeds', (
     const played = applyMoves(s, moves);
     assert.ok(played.solved && played.done, `seed ${seed}: solution does not solve`);
     assert.ok(played.reward > 10, 'a win is worth more than 10');
-    total += moves.length;
   }
-  assert.ok(total / 500 > 4, `rooms are too easy: ${total / 500} moves on average`);
+});
+
+// The reference's generator (PettingLLMs utils.generate_room with its SokobanGridEnvState
+// arguments: 6x6, 1 box, num_steps 25, tries 20, search_depth 200, min_box_distance 2,
+// min_difficulty_score 1), run with Python on seeds 0..2999 (all 3,000 generated):
+//   box-to-target distance: 2: 1543, 3: 1086, 4: 371 (none below 2; mean 2.609, sd 0.70)
+//   optimal solution length (BFS): mean 5.111, sd 2.01, min 2, max 15
+//   player-to-box distance: 1: 1859, 2: 1058, 3: 79, 4: 4 (mean 1.409, sd 0.55)
+//   floor cells (targets included): mean 12.11, sd 2.51
+// (On seeds 0..299 alone: solution length mean 4.92, box distance 2/3/4: 163/102/35.)
+// Tandem draws from its own PRNG, so it can match the distribution, not the rooms. Each
+// tolerance is about 3.5 standard errors of a 300-room mean or share (sd / sqrt(300)), so a
+// generator with the reference's distribution passes whatever its seeds, and a visibly
+// different one (the old generator: 74 of 300 boxes one step from their target) fails.
+test("default rooms follow the reference's statistics over 300 seeds (6x6, 1 box)", () => {
+  const N = 300;
+  const boxDistance: number[] = [];
+  const playerDistance: number[] = [];
+  const solutionLength: number[] = [];
+  const floorCells: number[] = [];
+  for (let seed = 0; seed < N; seed++) {
+    const s = generate(seed);
+    const [target] = targetsOf(s.room);
+    boxDistance.push(manhattan(s.boxes[0], target));
+    playerDistance.push(manhattan(s.player, s.boxes[0]));
+    floorCells.push(s.room.join('').replace(/#/g, '').length);
+    const moves = solve(s);
+    assert.ok(moves !== null, `seed ${seed}: unsolvable`);
+    solutionLength.push(moves.length);
+  }
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  const share = (xs: number[], d: number) => xs.filter((x) => x === d).length / xs.length;
+  const near = (name: string, actual: number, expected: number, tolerance: number) =>
+    assert.ok(Math.abs(actual - expected) <= tolerance, `${name}: ${actual.toFixed(3)}, the reference's ${expected} +- ${tolerance}`);
+  assert.equal(boxDistance.filter((d) => d < 2).length, 0, 'no box starts next to its target');
+  near('mean box-to-target distance', mean(boxDistance), 2.609, 0.15); // SE 0.040
+  near('share of boxes 2 from their target', share(boxDistance, 2), 0.514, 0.1); // SE 0.029
+  near('mean optimal solution length', mean(solutionLength), 5.111, 0.4); // SE 0.116
+  near('mean player-to-box distance', mean(playerDistance), 1.409, 0.12); // SE 0.032
+  near('share of players next to the box', share(playerDistance, 1), 0.62, 0.1); // SE 0.028
+  near('mean floor cells', mean(floorCells), 12.11, 0.5); // SE 0.145
+});
+
+test('walkSteps is the length of the floor walk, searchDepth the depth of reverse play', () => {
+  const floorOf = (opts: SokobanOptions) => {
+    let total = 0;
+    for (let seed = 0; seed < 100; seed++) total += generate(seed, opts).room.join('').replace(/#/g, '').length;
+    return total / 100;
+  };
+  const short = floorOf({ size: 8, walkSteps: 10 });
+  const long = floorOf({ size: 8, walkSteps: 60 });
+  assert.ok(long > short + 5, `walkSteps 10: ${short} floor cells on average, walkSteps 60: ${long}`);
+  // searchDepth 4 explores positions up to 2 reverse moves deep: the only usable ones are 2
+  // pulls straight away from the target, so the box starts exactly 2 cells from it.
+  for (let seed = 0; seed < 50; seed++) {
+    const s = generate(seed, { searchDepth: 4 });
+    checkRoom(s, 6, 1, `searchDepth 4 seed ${seed}`);
+    assert.equal(manhattan(s.boxes[0], targetsOf(s.room)[0]), 2);
+  }
 });
 
 test('larger rooms and more boxes are solvable too', () => {
-  const settings = [
+  const settings: { opts: SokobanOptions; size: number; seeds: number }[] = [
     { opts: { boxes: 2 }, size: 6, seeds: 60 },
     { opts: { size: 7, boxes: 3 }, size: 7, seeds: 20 },
-    { opts: { size: 8, boxes: 2, reverseSteps: 40 }, size: 8, seeds: 20 },
-    { opts: { size: 5, reverseSteps: 5, maxSteps: 50 }, size: 5, seeds: 60 },
+    { opts: { size: 8, boxes: 2, searchDepth: 40 }, size: 8, seeds: 20 },
+    { opts: { size: 5, walkSteps: 10, maxSteps: 50 }, size: 5, seeds: 60 },
   ];
   for (const { opts, size, seeds } of settings) {
     for (let seed = 0; seed < seeds; seed++) {
@@ -235,9 +308,22 @@ test('larger rooms and more boxes are solvable too', () => {
 });
 
 test('generate rejects unusable options', () => {
-  for (const opts of [{ size: 4 }, { size: 17 }, { boxes: 0 }, { boxes: 5 }, { reverseSteps: 0 }, { size: 6.5 }, { maxSteps: 0 }]) {
-    assert.throws(() => generate(1, opts), RangeError, JSON.stringify(opts));
+  const bad: SokobanOptions[] = [{ size: 4 }, { size: 17 }, { boxes: 0 }, { boxes: 5 }, { walkSteps: 0 }, { searchDepth: 3 }, { searchDepth: 1001 }, { size: 6.5 }, { maxSteps: 0 }];
+  for (const opts of bad) assert.throws(() => generate(1, opts), RangeError, JSON.stringify(opts));
+});
+
+test('the config section maps walk_steps and search_depth; the removed reverse_steps is named', () => {
+  for (const file of readdirSync('configs/sokoban').filter((f) => f.endsWith('.yaml'))) {
+    const env = sokobanEnv.config.parse(parseYaml(readFileSync(`configs/sokoban/${file}`, 'utf8')).env);
+    assert.deepEqual(sokobanEnv.options(env), { options: { size: 6, boxes: 1, walkSteps: 25, searchDepth: 200, maxSteps: 200 }, issues: [] }, file);
   }
+  assert.deepEqual(sokobanEnv.options(sokobanEnv.config.parse({ name: 'sokoban', walk_steps: 30, search_depth: 100 })).options, {
+    size: 6, boxes: 1, walkSteps: 30, searchDepth: 100, maxSteps: 200,
+  });
+  const old = sokobanEnv.config.safeParse({ name: 'sokoban', reverse_steps: 25 });
+  assert.ok(!old.success);
+  assert.deepEqual(old.error.issues.map((i) => i.path), [['reverse_steps']]);
+  assert.match(old.error.issues[0].message, /reverse_steps was removed: use walk_steps .* and search_depth/);
 });
 
 // ---------------------------------------------------------------- properties
