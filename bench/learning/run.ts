@@ -1,11 +1,16 @@
 // Proof of learning: the reference's results table in small, on this machine's stack.
-//   node --import tsx bench/learning/run.ts [--suite planpath|smollm2-math|smollm2-arith] [--tokens N] [--val-problems N]
-//                                           [--val-samples N] [--batch N] [--map N] [--rows id,id,...] [--stamp S]
-// --suite planpath (the default): Plan-Path (map N x N) with the tiny model; --suite smollm2-math:
-// math with SmolLM2-135M-Instruct (configs/smollm2/). Every training row trains until its updates have
-// consumed N sampled response tokens (then `stop`: the iteration in flight finishes), and every
-// row is evaluated on the same held-out problems (validation seeds, --val-samples episodes each,
-// sampled with the config's val_llm_config).
+//   node --import tsx bench/learning/run.ts [--suite planpath|sokoban|smollm2-math|smollm2-arith] [--tokens N]
+//                                           [--val-problems N] [--val-samples N] [--batch N] [--map N] [--seeds N]
+//                                           [--rows id,id,...] [--stamp S]
+// --suite planpath (the default): Plan-Path (map N x N) with the tiny model; sokoban: Sokoban (room
+// N x N, one box) with the tiny model; smollm2-math: math with SmolLM2-135M-Instruct
+// (configs/smollm2/). Every training row trains until its updates have consumed N sampled response
+// tokens (then `stop`: the iteration in flight finishes), and every row is evaluated on the same
+// held-out problems (validation seeds, --val-samples episodes each, sampled with the config's
+// val_llm_config). --seeds N (default 3) runs every row N times, each with its own training problems
+// (training.seed) and sampling seeds (the run id); the table gives each seed's held-out success,
+// their mean and a 95% interval for the mean (Student's t over the seeds: the run-to-run spread,
+// which is larger than one evaluation's), and which rows' intervals are apart.
 // --stamp S continues an interrupted bench: its runs and evaluations (workflow ids learn-S-<row>)
 // are attached to where they are, running or finished, instead of started again.
 // Uses the stack the TANDEM_* settings point at (`npx tandem stack up` first). Prints one line
@@ -56,10 +61,11 @@ function arg(name: string, fallback: string): string {
 // with SmolLM2-135M-Instruct, configs/smollm2/.
 // smollm2-arith: the same configs on one-step arithmetic (a + b, a - b, a x b) written by arithmetic()
 // below, problems that a 135M model sometimes solves, so that GRPO groups get different rewards.
-const SUITES = ['planpath', 'smollm2-math', 'smollm2-arith'];
+const SUITES = ['planpath', 'sokoban', 'smollm2-math', 'smollm2-arith'];
 const suite = arg('suite', 'planpath');
 if (!SUITES.includes(suite)) throw new Error(`--suite: one of ${SUITES.join(', ')}, not '${suite}'`);
-const ROWS = suite === 'planpath' ? rowsOf('configs/planpath', 'planpath') : rowsOf('configs/smollm2', 'math');
+const puzzle = suite === 'planpath' || suite === 'sokoban';
+const ROWS = puzzle ? rowsOf(`configs/${suite}`, suite) : rowsOf('configs/smollm2', 'math');
 
 /** One-step arithmetic problems, {question, answer} rows: training and held-out files (different numbers). */
 function arithmetic(): string[] {
@@ -91,7 +97,8 @@ const budget = Number(arg('tokens', '60000'));
 const valProblems = Number(arg('val-problems', '64'));
 const valSamples = Number(arg('val-samples', '2'));
 const batch = Number(arg('batch', '8'));
-const map = Number(arg('map', '5'));
+const map = Number(arg('map', suite === 'sokoban' ? '6' : '5'));
+const seeds = Number(arg('seeds', '3'));
 const only = arg('rows', ROWS.map((r) => r.id).join(',')).split(',');
 const stamp = arg('stamp', new Date().toISOString().slice(0, 16).replace(/[-:T]/g, ''));
 
@@ -119,9 +126,11 @@ async function resultOf<T extends Workflow>(handle: WorkflowHandle<T>): Promise<
   }
 }
 
-function config(row: Row): RunConfig {
+/** Seed s trains on problems from training.seed = s * 1,000,000 on (held-out problems are the same for all). */
+function config(row: Row, seed = 0): RunConfig {
   const loaded = loadRunConfig(row.file, [
-    ...(suite === 'planpath' ? [`env.map_size=${map}`] : suiteOverrides),
+    ...(puzzle ? [`env.map_size=${map}`] : suiteOverrides),
+    `training.seed=${seed * 1_000_000}`,
     `training.train_batch_size=${batch}`,
     'training.total_training_steps=1000', // the token budget ends the run, not the step count
     'training.val_freq=0',
@@ -164,49 +173,74 @@ async function train(client: Client, row: Row, cfg: RunConfig, runId: string): P
   return { iterations: final.iteration, tokens };
 }
 
+interface Result { row: Row; seed: number; iterations: number; tokens: number; evaluation: EvaluationResult; minutes: number }
+
+/** Student's t quantile for a two-sided 95% interval with `df` degrees of freedom. */
+function t975(df: number): number {
+  const table = [NaN, 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228];
+  return df < table.length ? table[df] : 1.96 + 2.4 / df; // close enough beyond 10
+}
+
+/** The mean of a row's held-out success over its seeds, and the half-width of its 95% interval. */
+function interval(xs: number[]): { mean: number; half: number } {
+  const mean = xs.reduce((a, b) => a + b, 0) / xs.length;
+  if (xs.length < 2) return { mean, half: NaN };
+  const sd = Math.sqrt(xs.reduce((a, x) => a + (x - mean) ** 2, 0) / (xs.length - 1));
+  return { mean, half: (t975(xs.length - 1) * sd) / Math.sqrt(xs.length) };
+}
+
 async function main(): Promise<void> {
   const client = await temporalClient();
-  const results: { row: Row; iterations: number; tokens: number; evaluation: EvaluationResult; minutes: number }[] = [];
-  for (const row of ROWS.filter((r) => only.includes(r.id))) {
-    const started = Date.now();
-    const cfg = config(row);
-    const runId = `learn-${stamp}-${row.id}`;
-    const trained = row.algorithm === null ? { iterations: 0, tokens: 0 } : await train(client, row, cfg, runId);
-    const evaluation = await resultOf(await startOrAttach(client, evaluate, {
-      taskQueue: CPU_QUEUE,
-      workflowId: `${runId}/final-eval`,
-      args: [{ config: cfg, runId, iteration: trained.iterations }],
-    }));
-    const minutes = (Date.now() - started) / 60_000;
-    console.error(`${row.id}: held-out success ${evaluation.successRate.toFixed(3)} after ${trained.iterations} iterations (${minutes.toFixed(1)} min)`);
-    results.push({ row, ...trained, evaluation, minutes });
+  const results: Result[] = [];
+  // Seed by seed, so that an interrupted bench still has every row at its first seeds.
+  for (let seed = 0; seed < seeds; seed++) {
+    for (const row of ROWS.filter((r) => only.includes(r.id))) {
+      const started = Date.now();
+      const cfg = config(row, seed);
+      const runId = `learn-${stamp}-${row.id}-s${seed}`;
+      const trained = row.algorithm === null ? { iterations: 0, tokens: 0 } : await train(client, row, cfg, runId);
+      const evaluation = await resultOf(await startOrAttach(client, evaluate, {
+        taskQueue: CPU_QUEUE,
+        workflowId: `${runId}/final-eval`,
+        args: [{ config: cfg, runId, iteration: trained.iterations }],
+      }));
+      const minutes = (Date.now() - started) / 60_000;
+      console.error(`${row.id} seed ${seed}: held-out success ${evaluation.successRate.toFixed(3)} after ${trained.iterations} iterations (${minutes.toFixed(1)} min)`);
+      results.push({ row, seed, ...trained, evaluation, minutes });
+    }
   }
+  const rows = ROWS.filter((r) => only.includes(r.id)).map((row) => {
+    const mine = results.filter((r) => r.row === row);
+    return { row, runs: mine, ...interval(mine.map((r) => 100 * r.evaluation.successRate)) };
+  });
+  // Orderings the intervals separate: A's interval entirely above B's.
+  const apart = rows.flatMap((a) => rows.filter((b) => a.mean - a.half > b.mean + b.half).map((b) => `${a.row.label} > ${b.row.label}`));
+  const n = valProblems * valSamples;
 
   const cpu = cpus();
   console.log(`## learning (${new Date().toISOString().slice(0, 10)})
 
 Machine: ${cpu.length} x ${cpu[0]?.model ?? 'CPU'}, no GPU. Stack: the local Temporal, Kafka, Postgres and workers.
-${suite === 'planpath' ? `Plan-Path ${map}x${map}, max_turns and rewards as in the configs; model: the tiny model infra/setup.sh builds
+${puzzle ? `${suite === 'planpath' ? 'Plan-Path' : 'Sokoban, one box,'} ${map}x${map}, max_turns and rewards as in the configs; model: the tiny model infra/setup.sh builds
 (.tools/models/tandem-tiny).` : `Math (the project's generated arithmetic and word problems), max_turns, lengths and rewards as in
 configs/smollm2/${suite === 'smollm2-arith' ? ', on one-step arithmetic problems (a + b, a - b with two-digit numbers, a x b with a of 2-12; no held-out question among the training ones)' : ''}; model: SmolLM2-135M-Instruct (.tools/models/smollm2-135m-instruct).`} Training rows: ${batch} problems per iteration, K = ${config(ROWS[4]).training.train_sample_num},
 each config's own update settings, run until their updates consumed ${budget} sampled response tokens (the
 iteration in flight then finishes). Evaluation: the same ${valProblems} held-out problems (validation seeds) for
 every row, each played ${valSamples} times, sampled with the configs' val_llm_config (temperature ${config(ROWS[4]).agent_policy_configs.agent_configs.agent_0.val_llm_config.temperature}); success = the
-episode's goal reached, over all ${valProblems * valSamples} episodes (± one standard error,
-sqrt(p(1-p)/n), n = ${valProblems * valSamples}).
+episode's goal reached, over all ${n} episodes of one evaluation (one evaluation's standard error at
+50%: ${(100 * Math.sqrt(0.25 / n)).toFixed(1)} points). ${seeds} seed(s) per row (training.seed = seed x 1,000,000, and the
+run id); mean over the seeds, with a 95% interval for it (Student's t, ${seeds - 1} degrees of freedom).
 
-| method | level | iterations | sampled tokens | held-out success | mean reward per agent | wall min |
-|---|---|---|---|---|---|---|
-${results
+| method | level | held-out success per seed | mean | 95% interval | iterations per seed | sampled tokens per seed | wall min |
+|---|---|---|---|---|---|---|---|
+${rows
   .map(
     (r) =>
-      `| ${r.row.label} | ${r.row.file.match(/_(L\d)_/)![1]} | ${r.iterations} | ${r.tokens} | ${(100 * r.evaluation.successRate).toFixed(1)}% ± ${(100 * Math.sqrt((r.evaluation.successRate * (1 - r.evaluation.successRate)) / (valProblems * valSamples))).toFixed(1)} | ${Object.entries(
-        r.evaluation.rewardByAgent,
-      )
-        .map(([a, x]) => `${a} ${x.toFixed(2)}`)
-        .join(', ')} | ${r.minutes.toFixed(1)} |`,
+      `| ${r.row.label} | ${r.row.file.match(/_(L\d)_/)![1]} | ${r.runs.map((x) => `${(100 * x.evaluation.successRate).toFixed(1)}%`).join(', ')} | ${r.mean.toFixed(1)}% | ${Number.isNaN(r.half) ? '-' : `${(r.mean - r.half).toFixed(1)} to ${(r.mean + r.half).toFixed(1)}`} | ${r.runs.map((x) => x.iterations).join(', ')} | ${r.runs.map((x) => x.tokens).join(', ')} | ${r.runs.reduce((m, x) => m + x.minutes, 0).toFixed(1)} |`,
   )
   .join('\n')}
+
+Orderings the intervals separate: ${apart.length ? apart.join('; ') : 'none'}.
 `);
   await client.connection.close();
 }
