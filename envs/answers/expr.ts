@@ -31,7 +31,7 @@ import {
 } from './num.js';
 
 export type Expr =
-  | { t: 'num'; v: Num }
+  | { t: 'num'; v: Num; decimal?: boolean }
   | { t: 'const'; name: 'pi' | 'e' | 'inf' }
   | { t: 'var'; name: string }
   | { t: 'neg'; a: Expr }
@@ -251,7 +251,8 @@ class Parser {
     if (t.k === 'num') {
       const v = parseDecimal(t.s);
       if (!v) throw new ParseError(`bad number ${t.s}`);
-      return { t: 'num', v };
+      // Written with a point or an exponent: a Float in sympy's terms (see equal.ts).
+      return /[.eE]/.test(t.s) ? { t: 'num', v, decimal: true } : { t: 'num', v };
     }
     if (t.k === 'op') {
       if (t.s === '(' || t.s === '{' || t.s === '[') {
@@ -386,6 +387,28 @@ export function variablesOf(e: Expr): string[] {
   };
   walk(e);
   return [...names].sort();
+}
+
+/** Whether the expression is a bare decimal number ("0.75", "-3.0", "1e-5"): sympy's atomic Float. */
+export function isDecimalLiteral(e: Expr): boolean {
+  return (e.t === 'num' && e.decimal === true) || (e.t === 'neg' && isDecimalLiteral(e.a));
+}
+
+/** Whether a decimal number occurs anywhere in the expression ("0.5\pi", "1.2 \times 10^3"). */
+export function hasDecimal(e: Expr): boolean {
+  switch (e.t) {
+    case 'num':
+      return e.decimal === true;
+    case 'neg':
+    case 'fact':
+      return hasDecimal(e.a);
+    case 'bin':
+      return hasDecimal(e.a) || hasDecimal(e.b);
+    case 'fn':
+      return e.args.some(hasDecimal);
+    default:
+      return false;
+  }
 }
 
 const FLOAT_FUNCTIONS: Readonly<Record<string, (x: number) => number>> = {

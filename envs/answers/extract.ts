@@ -89,7 +89,8 @@ function restOfLine(text: string, start: number): string {
 /**
  * The final answer of a solution: the last closed \boxed{...}; else the rest of the line after
  * the last "####"; else after the last "The answer is" (or "Final answer:"). Markup around it
- * (**, $, a full stop) is removed. null when there is none or it is empty.
+ * (**, $, a full stop) is removed. null when there is none or it is empty. Only a marked answer:
+ * extractFinalAnswer (final.ts) also takes an unmarked one, as math_verify does.
  */
 export function extractAnswer(text: string): string | null {
   if (typeof text !== 'string') return null;

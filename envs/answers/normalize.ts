@@ -46,6 +46,10 @@ export function normalizeAnswer(raw: string): NormalizedAnswer {
   s = s.replace(SPACING, '').replace(/\\ /g, ' ').replace(/~/g, ' ');
   s = s.replace(/\{,\}/g, ',');
 
+  // A unit in a trailing \text{...}, \mathrm{...} or \mbox{...} ("6\ \mathrm{m}", "5\text{ cm}^2") is
+  // dropped when something comes before it (math_verify's units rule); "\text{(A)}" alone stays.
+  s = dropTrailingTextUnit(s);
+
   // \text{...} and friends: their content, spaced (units inside are removed below).
   for (let i = 0; i < 4; i++) {
     const before = s;
@@ -82,6 +86,16 @@ export function normalizeAnswer(raw: string): NormalizedAnswer {
   s = stripUnits(s.replace(/\s+/g, ' ').trim());
   s = s.replace(/\s*\.$/, '').trim();
   return { text: s, percent };
+}
+
+const TRAILING_TEXT = /\\(?:text|mathrm|mbox)\s*\{[^{}]*\}\s*(?:\^\s*\{?\d\}?)?\s*$/;
+
+function dropTrailingTextUnit(s: string): string {
+  const m = TRAILING_TEXT.exec(s);
+  if (!m) return s;
+  const rest = s.slice(0, m.index).trim();
+  // Only after a value ("6", "\frac{1}{2}", "x^2"), not after an operator or a comma.
+  return rest !== '' && /[\w})\]]$/.test(rest) ? rest : s;
 }
 
 /** Removes unit words around a number: "5 cm", "20 dollars", "12 km/h", "5cm^2", "USD 50". */

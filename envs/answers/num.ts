@@ -176,6 +176,24 @@ export function absNum(a: Num): Num {
   return a.kind === 'q' ? { kind: 'q', n: abs(a.n), d: a.d } : float(Math.abs(a.x));
 }
 
+/**
+ * An exact rational rounded to `places` decimal places, half to even (as sympy's round does for
+ * a Rational), given as the integer value * 10^places.
+ */
+export function roundToPlaces(a: { n: bigint; d: bigint }, places: number): bigint {
+  const scaled = a.n * 10n ** BigInt(places);
+  let q = scaled / a.d; // truncated toward zero
+  let r = scaled % a.d;
+  if (r < 0n) {
+    q -= 1n;
+    r += a.d;
+  }
+  // floor(q) now; round up when the remainder is above half, or exactly half and q is odd.
+  const twice = 2n * r;
+  if (twice > a.d || (twice === a.d && q % 2n !== 0n)) q += 1n;
+  return q;
+}
+
 export function compareExact(a: Num, b: Num): boolean {
   return a.kind === 'q' && b.kind === 'q' && a.n === b.n && a.d === b.d;
 }

@@ -29,7 +29,10 @@ const TABLE: [string, string, boolean, string][] = [
   ['\u22127', '-7', true, 'unicode minus'],
   ['43', '42', false, 'off by one'],
   ['100001', '100000', false, 'integers are exact'],
-  ['3.0000000000000004', '3', true, 'float print noise'],
+  // A decimal against an integer is compared exactly, as math_verify does (sympy's Integer never
+  // equals a Float, so it falls back to simplify(a - b) == 0); this used to be 1e-9 relative.
+  ['3.0000000000000004', '3', false, 'decimal vs integer is exact (float print noise is not 3)'],
+  ['3.0', '3', true, 'decimal vs integer, exactly equal'],
   ['999.95', '1000', false, 'integer reference is strict'],
   ['2.50', '2.5', true, 'trailing zero'],
   ['.5', '0.5', true, 'no leading zero'],
@@ -43,7 +46,11 @@ const TABLE: [string, string, boolean, string][] = [
   ['-\\frac{1}{2}', '\\frac{-1}{2}', true, 'sign placement'],
   ['\\frac{1}{3}', '0.33', false, 'rounded decimal is not exact'],
   ['0.3333333333333333', '1/3', true, 'Python float of 1/3'],
-  ['0.33333', '1/3', true, 'within 1e-4 relative'],
+  // A decimal against a fraction: both rounded to 6 places (math_verify's float_rounding); this
+  // used to be 1e-4 relative, which took 0.33333 for 1/3.
+  ['0.33333', '1/3', false, 'not 1/3 at 6 places'],
+  ['0.333333', '1/3', true, '1/3 at 6 places'],
+  ['0.3333334', '1/3', true, 'rounds to 0.333333'],
   ['1\\frac{1}{2}', '3/2', true, 'mixed number (LaTeX)'],
   ['1 1/2', '1.5', true, 'mixed number (text)'],
   ['7/3', '2.333', false, 'too coarse'],
@@ -84,11 +91,17 @@ const TABLE: [string, string, boolean, string][] = [
   ['\\sqrt2', '2^{1/2}', true, '\\sqrt2 shorthand'],
   ['\\sqrt[3]{27}', '3', true, 'cube root'],
   ['\\frac{\\sqrt{3}}{2}', 'sqrt(3)/2', true, 'LaTeX vs Python'],
-  ['\\sqrt{3}/2', '0.8660254', true, 'radical vs decimal'],
+  // A decimal never equals an exact irrational value (the old 1e-4 tolerance took it; math_verify
+  // takes it at 6 places); exact forms of it do.
+  ['\\sqrt{3}/2', '0.8660254', false, 'decimal approximation of a radical'],
+  ['\\sqrt{3}/2', '\\frac{\\sqrt{12}}{4}', true, 'exact radicals'],
   ['\\sqrt{3}', '1.7', false, 'coarse radical'],
-  ['\\pi', '3.14159265', true, 'pi'],
+  ['\\pi', '3.14159265', false, 'pi is not a decimal'],
+  ['3.141593', '\\pi', false, 'not even at 6 places'],
+  ['0.5\\pi', '\\frac{\\pi}{2}', true, 'a decimal coefficient of pi is exact'],
   ['3.14', '\\pi', false, 'pi is not 3.14'],
-  ['2\\pi', '6.283185307', true, 'implicit product with pi'],
+  ['2\\pi', '\\pi + \\pi', true, 'implicit product with pi'],
+  ['2\\pi', '6.283185307', false, 'decimal approximation of 2 pi'],
   ['2^{10}', '1024', true, 'power'],
   ['2**10', '1024', true, 'Python power'],
   ['3 \\cdot 4', '12', true, '\\cdot'],
@@ -111,7 +124,10 @@ const TABLE: [string, string, boolean, string][] = [
   ['x**2', 'x^2', true, 'Python power with variable'],
   ['xy', 'yx', true, 'commutative product'],
   ['x', 'y', false, 'different variables'],
-  ['\\sqrt{x^2}', 'x', true, 'positive sample points'],
+  // Variables are real, as in sympy: \sqrt{x^2} is |x| (this used to be true: only positive points).
+  ['\\sqrt{x^2}', 'x', false, 'sqrt of a square is the absolute value'],
+  ['\\sqrt{x^2}', '|x|', true, 'absolute value'],
+  ['\\sqrt{x}\\sqrt{x}', 'x', true, 'domains may differ at negative points'],
   ['\\theta + 1', '1 + \\theta', true, 'Greek variable'],
   // equations, tuples, intervals, sets, lists
   ['x = 5', '5', true, 'variable prefix'],
@@ -129,7 +145,9 @@ const TABLE: [string, string, boolean, string][] = [
   ['x = 2, x = 3', '3, 2', true, 'list of equations'],
   ['\\boxed{\\frac{1}{2}}', '0.5', true, 'boxed given whole'],
   ['{1, 2}', '\\{2, 1\\}', true, 'Python set'],
-  ['[1, 2]', '1, 2', true, 'Python list vs bare list'],
+  // math_verify reads [1, 2] as the closed interval, which is not the set {1, 2}.
+  ['[1, 2]', '1, 2', false, 'closed interval vs bare list'],
+  ['(1, 2)', '1, 2', true, 'open interval or tuple vs bare list'],
   ['\\pm 2', '2, -2', true, 'bare \\pm'],
   ['(1, 2)', '1', false, 'tuple vs scalar'],
   // no answer
@@ -144,8 +162,19 @@ test(`the equivalence table (${TABLE.length} cases) holds`, () => {
   assert.deepEqual(failures, []);
 });
 
-test('equivalence is symmetric on the table', () => {
-  for (const [a, b, , what] of TABLE) assert.equal(answersEqual(a, b), answersEqual(b, a), what);
+// Like math_verify, equivalence is not symmetric: the reference is the gold side. These rows of
+// the table differ when swapped, and no others.
+const ASYMMETRIC = new Set(['closed interval vs bare list', 'open interval or tuple vs bare list']);
+
+test('equivalence is symmetric on the table, except where math_verify is not', () => {
+  for (const [a, b, , what] of TABLE) if (!ASYMMETRIC.has(what)) assert.equal(answersEqual(a, b), answersEqual(b, a), what);
+  // A reference tuple or interval is ordered, a reference list is not (sympy sorts sets).
+  assert.equal(answersEqual('2, 1', '(1, 2)'), false);
+  assert.equal(answersEqual('(2, 1)', '1, 2'), true);
+  // A given equation is read as its right-hand side; a reference one only when it assigns a variable.
+  assert.equal(answersEqual('2x + 1 = 5', '5'), true);
+  assert.equal(answersEqual('5', '2x + 1 = 5'), false);
+  assert.equal(answersEqual('5', 'x = 5'), true);
 });
 
 test('percent modes: marked (default), always (the reference graders), never', () => {
@@ -157,10 +186,20 @@ test('percent modes: marked (default), always (the reference graders), never', (
   assert.equal(answersEqual('0.5', '50%'), true);
 });
 
-test('relTol widens or narrows non-integer comparisons only', () => {
-  assert.equal(answersEqual('3.14', '\\pi', { relTol: 1e-3 }), true);
-  assert.equal(answersEqual('0.33333', '1/3', { relTol: 1e-9 }), false);
-  assert.equal(answersEqual('1000.5', '1000', { relTol: 1e-2 }), false);
+// The relTol option (1e-4 relative by default) is gone: decimals compare as math_verify compares
+// them (equal.ts, rule 5), and never equal an irrational value.
+test('decimals: 6 places against fractions, exact against integers, never an irrational', () => {
+  assert.equal(answersEqual('0.142857', '1/7'), true);
+  assert.equal(answersEqual('0.14286', '1/7'), false);
+  assert.equal(answersEqual('2.5000004', '5/2'), true); // 2.500000 at 6 places
+  assert.equal(answersEqual('2.500001', '5/2'), false);
+  assert.equal(answersEqual('0.0000005', '0'), false); // integer: exact
+  assert.equal(answersEqual('1.2 \\times 10^{3}', '1200'), true); // exact
+  assert.equal(answersEqual('0.30000000000000004', '0.3'), true); // both decimals: 6 places
+  for (const [approx, exact] of [['3.14159265358979', '\\pi'], ['1.4142135623731', '\\sqrt{2}'], ['2.718282', 'e'], ['0.693147', '\\ln 2']]) {
+    assert.equal(answersEqual(approx, exact), false, `${approx} vs ${exact}`);
+  }
+  assert.equal(answersEqual('\\log_2 8', '3'), true); // computed in floating point, exact in meaning
 });
 
 test('extractBoxed: the last closed box, nested braces, \\fbox, unbraced', () => {
