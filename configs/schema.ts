@@ -153,7 +153,7 @@ export const runConfigSchema = z
     update: z
       .strictObject({
         // AdamW per policy; linear warm-up, then cosine decay to lr * min_lr_ratio at the last iteration.
-        lr: z.number().positive().default(5e-6),
+        lr: z.number().positive('must be > 0: a learning rate of 0 learns nothing').default(5e-6),
         weight_decay: z.number().min(0).default(0),
         warmup_steps: z.number().int().min(0).default(10),
         min_lr_ratio: z.number().min(0).max(1).default(0.3),
@@ -180,6 +180,9 @@ export const runConfigSchema = z
         // Groups whose scores are all equal (no signal): kept with advantage 0 (they still count
         // in the token-mean denominator, as in the reference), or dropped from the update.
         zero_variance_groups: z.enum(['keep', 'drop']).default('keep'),
+        // training.train_sample_num = 1 makes every group one sample, whose advantage is always 0:
+        // refused unless this says it is meant (e.g. to measure rollout alone).
+        allow_singleton_groups: z.boolean().default(false),
       })
       .prefault({}),
   })
@@ -241,6 +244,18 @@ function roleIssues(cfg: RunConfig): ConfigIssue[] {
   return issues;
 }
 
+/** Settings under which a run could train without learning anything. */
+function learningIssues(cfg: RunConfig): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  if (cfg.training.train_sample_num === 1 && !cfg.update.allow_singleton_groups) {
+    issues.push({
+      path: 'training.train_sample_num',
+      message: `1 makes every ${cfg.algorithm} group a single sample, whose advantage is always 0: nothing is learned. Use 2 or more (the reference uses 4 to 8), or set update.allow_singleton_groups: true if that is meant`,
+    });
+  }
+  return issues;
+}
+
 function isMapping(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
@@ -265,7 +280,7 @@ export function parseRunConfig(raw: unknown, checks: ((cfg: RunConfig) => Config
   const result = runConfigSchema.safeParse(raw);
   const crossIssues = crossReferenceIssues(raw);
   if (result.success && crossIssues.length === 0) {
-    const issues = [...checks.flatMap((check) => check(result.data)), ...roleIssues(result.data)];
+    const issues = [...checks.flatMap((check) => check(result.data)), ...roleIssues(result.data), ...learningIssues(result.data)];
     return issues.length === 0 ? { ok: true, config: result.data } : { ok: false, issues };
   }
   const issues: ConfigIssue[] = [];

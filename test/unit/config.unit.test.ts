@@ -227,3 +227,18 @@ test('training.truncation is error (the reference) or left, named by path when w
   const bad = loadRunConfig(SKELETON, ['training.truncation=right']);
   assert.deepEqual(!bad.ok && bad.issues.map((i) => i.path), ['training.truncation']);
 });
+
+test('configs that cannot learn are refused, naming the key', () => {
+  const file = 'configs/planpath/planpath_L1_prompt.yaml';
+  for (const algorithm of ['at_grpo', 'grpo']) {
+    const one = loadRunConfig(file, ['training.train_sample_num=1', `algorithm=${algorithm}`]);
+    assert.ok(!one.ok);
+    assert.deepEqual(one.issues.map((i) => i.path), ['training.train_sample_num']);
+    assert.match(one.issues[0].message, /advantage is always 0/);
+  }
+  assert.ok(loadRunConfig(file, ['training.train_sample_num=1', 'update.allow_singleton_groups=true']).ok);
+  const lr = loadRunConfig(file, ['update.lr=0']);
+  assert.ok(!lr.ok);
+  assert.deepEqual(lr.issues.map((i) => i.path), ['update.lr']);
+  assert.match(lr.issues[0].message, /learns nothing/);
+});
