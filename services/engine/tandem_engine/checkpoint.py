@@ -73,6 +73,8 @@ def save(root: str, version: int, kind: str, write_weights, optimizer, scheduler
     return final
 
 
-def load_torch(folder: str, name: str, device):
+def load_torch(folder: str, name: str, device, mmap: bool = False):
+    """The torch file `name` in `folder`, or None. mmap: the file is mapped, not read, so only the
+    tensors later copied out of it are read (a replica taking its part of an optimizer state)."""
     path = os.path.join(folder, name)
-    return torch.load(path, map_location=device, weights_only=True) if os.path.isfile(path) else None
+    return torch.load(path, map_location=device, weights_only=True, mmap=mmap) if os.path.isfile(path) else None

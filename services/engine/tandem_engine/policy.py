@@ -132,7 +132,7 @@ class Policy:
             self.results[self.version - 1] = {**state["update_result"], "checkpoint": folder}
         # Kept on the CPU until the next step knows which optimizer takes it (_stepper): over replicas
         # with shard_optimizer each keeps only its part, never the whole state on its device.
-        self.saved_optimizer_state = checkpoint.load_torch(folder, "optimizer.pt", "cpu")
+        self.saved_optimizer_state = checkpoint.load_torch(folder, "optimizer.pt", "cpu", mmap=True)
         sched_state = checkpoint.load_torch(folder, "scheduler.pt", "cpu")
         if sched_state is not None:
             self.scheduler.load_state_dict(sched_state)
