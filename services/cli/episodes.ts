@@ -1,21 +1,44 @@
 // `tandem episodes list|show|verify`: the audit of a run's episodes (services/audit/).
+import { InvalidArgumentError, type Command } from 'commander';
 import { and, asc, eq, type SQL } from 'drizzle-orm';
 import { formatTranscript, loadTranscript } from '../audit/transcript.js';
-import { verifyEpisode, verifyRun, type EpisodeVerdict } from '../audit/verify.js';
+import { verifyEpisode, verifyRun, type EpisodeVerdict, type RunVerdict } from '../audit/verify.js';
 import { episodes } from '../../infra/db/schema.js';
+import { printJson, usageError, type Act } from './args.js';
 import { withDatabase } from './database.js';
 
-const USAGE = `usage: tandem episodes list --run RUN_ID [--filter KEY=VALUE[,KEY=VALUE ...]] ...
-         keys: success=true|false, iteration=N, phase=train|eval, status=running|finished, seed=N, turns=N
-       tandem episodes show EPISODE_ID [--json]
-       tandem episodes verify EPISODE_ID | --run RUN_ID`;
-
-class UsageError extends Error {}
+export function registerEpisodes(program: Command, act: Act): void {
+  const group = program.command('episodes').description("the audit of a run's episodes, from the record in Postgres");
+  group
+    .command('list')
+    .description("a run's episodes from the record")
+    .requiredOption('--run <RUN_ID>', 'the training run')
+    .option(
+      '--filter <KEY=VALUE,...>',
+      'only episodes with these values, comma-separated or repeated; keys: success=true|false, iteration=N, phase=train|eval, status=running|finished, seed=N, turns=N',
+      (value: string, previous: SQL[] = []) => [...previous, ...episodeFilters([value])],
+    )
+    .option('--json', 'print the episodes as one JSON array')
+    .action(act(list));
+  group
+    .command('show')
+    .description('the transcript: prompts, responses, observations, rewards, advantages, updates')
+    .argument('<EPISODE_ID>', 'the episode: <run>/it<i>/ep<j>, or <run>/eval/it<i>/ep<j>')
+    .option('--json', 'print the transcript as JSON')
+    .action(act(show));
+  group
+    .command('verify')
+    .description('re-execute episodes from the record and check its hash chains (exit 1 naming the first difference)')
+    .argument('[EPISODE_ID]', 'one episode')
+    .option('--run <RUN_ID>', 'every episode of the run, its evaluations included')
+    .option('--json', 'print the verdicts as JSON')
+    .action(act(verify));
+}
 
 /** `--filter` pairs as SQL conditions on the episodes read model; an unknown key or bad value names itself. */
 export function episodeFilters(specs: string[]): SQL[] {
   const int = (key: string, v: string) => {
-    if (!/^-?\d+$/.test(v)) throw new UsageError(`--filter ${key}=${v}: not an integer`);
+    if (!/^-?\d+$/.test(v)) throw new InvalidArgumentError(`${key}=${v}: not an integer`);
     return Number(v);
   };
   return specs
@@ -23,12 +46,12 @@ export function episodeFilters(specs: string[]): SQL[] {
     .filter((s) => s.trim() !== '')
     .map((pair) => {
       const eqAt = pair.indexOf('=');
-      if (eqAt < 0) throw new UsageError(`--filter ${pair}: expected KEY=VALUE`);
+      if (eqAt < 0) throw new InvalidArgumentError(`${pair}: expected KEY=VALUE`);
       const key = pair.slice(0, eqAt).trim();
       const value = pair.slice(eqAt + 1).trim();
       switch (key) {
         case 'success':
-          if (value !== 'true' && value !== 'false') throw new UsageError(`--filter success=${value}: expected true or false`);
+          if (value !== 'true' && value !== 'false') throw new InvalidArgumentError(`success=${value}: expected true or false`);
           return eq(episodes.success, value === 'true');
         case 'iteration':
           return eq(episodes.iteration, int(key, value));
@@ -39,53 +62,35 @@ export function episodeFilters(specs: string[]): SQL[] {
         case 'status':
           return eq(episodes.status, value);
         case 'phase':
-          if (value !== 'train' && value !== 'eval') throw new UsageError(`--filter phase=${value}: expected train or eval`);
+          if (value !== 'train' && value !== 'eval') throw new InvalidArgumentError(`phase=${value}: expected train or eval`);
           return eq(episodes.phase, value);
         default:
-          throw new UsageError(`--filter ${key}: unknown key (success, iteration, phase, status, seed, turns)`);
+          throw new InvalidArgumentError(`${key}: unknown key (success, iteration, phase, status, seed, turns)`);
       }
     });
 }
 
-/** The values of every `--name VALUE` in args, and the remaining positional args. */
-function options(args: string[], names: string[]): { values: Record<string, string[]>; flags: Set<string>; positional: string[] } {
-  const values: Record<string, string[]> = {};
-  const flags = new Set<string>();
-  const positional: string[] = [];
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i];
-    if (names.includes(a)) {
-      if (i + 1 >= args.length) throw new UsageError(`${a} needs a value`);
-      (values[a] ??= []).push(args[++i]);
-    } else if (a.startsWith('--')) flags.add(a);
-    else positional.push(a);
-  }
-  return { values, flags, positional };
-}
-
-async function list(args: string[]): Promise<number> {
-  const { values, flags, positional } = options(args, ['--run', '--filter']);
-  const runId = values['--run']?.[0];
-  if (!runId || positional.length > 0 || flags.size > 0) throw new UsageError('episodes list needs --run RUN_ID');
-  const where = and(eq(episodes.runId, runId), ...episodeFilters(values['--filter'] ?? []));
+async function list(opts: { run: string; filter?: SQL[]; json?: boolean }): Promise<number> {
+  const where = and(eq(episodes.runId, opts.run), ...(opts.filter ?? []));
   const rows = await withDatabase((db) =>
     db.select().from(episodes).where(where).orderBy(asc(episodes.iteration), asc(episodes.episodeId)),
   );
-  console.log(['episode', 'iteration', 'phase', 'seed', 'status', 'success', 'turns', 'reward by agent'].join('\t'));
-  for (const r of rows) {
-    const rewards = r.rewardByAgent ? Object.entries(r.rewardByAgent as Record<string, number>).map(([a, x]) => `${a}=${x.toFixed(3)}`).join(' ') : '-';
-    console.log([r.episodeId, r.iteration, r.phase, r.problemSeed, r.status, r.success ?? '-', r.turns ?? '-', rewards].join('\t'));
+  if (opts.json) {
+    printJson(rows.map((r) => ({ episodeId: r.episodeId, iteration: r.iteration, phase: r.phase, seed: r.problemSeed, status: r.status, success: r.success, turns: r.turns, rewardByAgent: r.rewardByAgent })));
+  } else {
+    console.log(['episode', 'iteration', 'phase', 'seed', 'status', 'success', 'turns', 'reward by agent'].join('\t'));
+    for (const r of rows) {
+      const rewards = r.rewardByAgent ? Object.entries(r.rewardByAgent as Record<string, number>).map(([a, x]) => `${a}=${x.toFixed(3)}`).join(' ') : '-';
+      console.log([r.episodeId, r.iteration, r.phase, r.problemSeed, r.status, r.success ?? '-', r.turns ?? '-', rewards].join('\t'));
+    }
   }
   console.error(`${rows.length} episode(s)`);
   return 0;
 }
 
-async function show(args: string[]): Promise<number> {
-  const { flags, positional } = options(args, []);
-  const [episodeId] = positional;
-  if (!episodeId || positional.length > 1 || [...flags].some((f) => f !== '--json')) throw new UsageError('episodes show needs one EPISODE_ID');
+async function show(episodeId: string, opts: { json?: boolean }): Promise<number> {
   const t = await withDatabase((db) => loadTranscript(db, episodeId));
-  console.log(flags.has('--json') ? JSON.stringify(t, null, 2) : formatTranscript(t));
+  console.log(opts.json ? JSON.stringify(t, null, 2) : formatTranscript(t));
   return 0;
 }
 
@@ -97,39 +102,18 @@ function report(v: EpisodeVerdict): void {
   }
 }
 
-async function verify(args: string[]): Promise<number> {
-  const { values, flags, positional } = options(args, ['--run']);
-  const runId = values['--run']?.[0];
-  if (flags.size > 0 || (runId ? positional.length > 0 : positional.length !== 1)) throw new UsageError('episodes verify needs EPISODE_ID or --run RUN_ID');
-  if (!runId) {
-    const v = await withDatabase((db) => verifyEpisode(db, positional[0]));
-    report(v);
-    return v.problems.length === 0 ? 0 : 1;
-  }
-  const verdict = await withDatabase((db) => verifyRun(db, runId, report));
-  for (const p of verdict.problems) console.log(`FAIL  run ${runId}: ${p}`);
+async function verify(episodeId: string | undefined, opts: { run?: string; json?: boolean }, cmd: Command): Promise<number> {
+  const runId = opts.run;
+  if ((episodeId === undefined) === (runId === undefined)) usageError(cmd, 'give EPISODE_ID or --run RUN_ID (one of them)');
+  const verdict: RunVerdict = runId
+    ? await withDatabase((db) => verifyRun(db, runId, opts.json ? () => {} : report))
+    : { episodes: [await withDatabase((db) => verifyEpisode(db, episodeId!))], problems: [] };
   const failed = verdict.episodes.filter((v) => v.problems.length > 0).length;
-  console.log(`${verdict.episodes.length - failed}/${verdict.episodes.length} episodes verified${verdict.problems.length ? `; ${verdict.problems.length} run problem(s)` : ''}`);
-  return failed === 0 && verdict.problems.length === 0 ? 0 : 1;
-}
-
-export async function episodesCommand(args: string[]): Promise<number> {
-  const [sub, ...rest] = args;
-  try {
-    switch (sub) {
-      case 'list':
-        return await list(rest);
-      case 'show':
-        return await show(rest);
-      case 'verify':
-        return await verify(rest);
-      default:
-        console.error(USAGE);
-        return 2;
-    }
-  } catch (err) {
-    if (!(err instanceof UsageError)) throw err;
-    console.error(`tandem episodes: ${err.message}\n${USAGE}`);
-    return 2;
+  if (opts.json) printJson({ ...(runId ? { runId } : {}), ...verdict, verified: verdict.episodes.length - failed, failed });
+  else if (!runId) report(verdict.episodes[0]);
+  else {
+    for (const p of verdict.problems) console.log(`FAIL  run ${runId}: ${p}`);
+    console.log(`${verdict.episodes.length - failed}/${verdict.episodes.length} episodes verified${verdict.problems.length ? `; ${verdict.problems.length} run problem(s)` : ''}`);
   }
+  return failed === 0 && verdict.problems.length === 0 ? 0 : 1;
 }

@@ -1,42 +1,44 @@
-// `tandem eval FILE [key=value ...] [--checkpoint DIR] [--id EVAL_ID]`: evaluates a config's
+// `tandem eval FILE [key=value ...] [--checkpoint DIR] [--id EVAL_ID] [--json]`: evaluates a config's
 // policies on held-out problems, from a checkpoint folder or (without --checkpoint) the base
 // models, and prints the result. DIR is a run's checkpoints folder (<data>/runs/<run>/checkpoints,
 // one sub-folder per policy) or, for a config with one trainable policy, that policy's folder.
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Command } from 'commander';
 import { loadRunConfig } from '../../configs/load.js';
 import { policiesOf, trainable } from '../../policy/spec.js';
 import { formatIssues, type RunConfig } from '../../configs/schema.js';
 import type { EvaluationResult } from '../../domain/events.js';
 import { CPU_QUEUE, projectPath } from '../../infra/settings.js';
 import { evaluate } from '../../workflows/evaluate.js';
+import { printJson, type Act } from './args.js';
 import { freshWorkflowId, temporalClient } from './temporal.js';
 
-const USAGE = 'usage: tandem eval FILE [key.path=value ...] [--checkpoint DIR] [--id EVAL_ID]';
+export function registerEval(program: Command, act: Act): void {
+  program
+    .command('eval')
+    .description("evaluate a config's policies on held-out problems: success and reward, per agent and turn")
+    .argument('<FILE>', 'the run config (YAML)')
+    .argument('[key=value...]', 'overrides, dotted paths with YAML values: training.val_problems=8')
+    .option('--checkpoint <DIR>', "the policies from DIR, a run's checkpoints folder (or one policy's); default: the base models")
+    .option('--id <EVAL_ID>', 'the evaluation id (workflow id); default: a fresh eval-<time>-<random> id')
+    .option('--json', 'print the result (EvaluationResult) as JSON')
+    .action(act(evalCommand));
+}
 
-export async function evalCommand(args: string[]): Promise<number> {
-  const flags = new Map<string, string>();
-  const positional: string[] = [];
-  for (let i = 0; i < args.length; i++) {
-    if (args[i] === '--checkpoint' || args[i] === '--id') {
-      if (args[i + 1] === undefined) return usage(`${args[i]} needs a value`);
-      flags.set(args[i], args[++i]);
-    } else positional.push(args[i]);
-  }
-  const [file, ...overrides] = positional;
-  if (!file) return usage('missing FILE');
+async function evalCommand(file: string, overrides: string[], opts: { checkpoint?: string; id?: string; json?: boolean }): Promise<number> {
   const loaded = loadRunConfig(file, overrides);
   if (!loaded.ok) {
     console.error(`${file}: ${loaded.issues.length} error(s)\n${formatIssues(loaded.issues)}`);
     return 1;
   }
-  const checkpoint = flags.get('--checkpoint');
+  const checkpoint = opts.checkpoint;
   const dirs = checkpoint === undefined ? {} : checkpointDirs(loaded.config, checkpoint);
   if (typeof dirs === 'string') {
     console.error(`tandem eval: --checkpoint ${checkpoint}: ${dirs}`);
     return 1;
   }
-  const evalId = flags.get('--id') ?? freshWorkflowId('eval');
+  const evalId = opts.id ?? freshWorkflowId('eval');
   const t = loaded.config.training;
   console.error(`${evalId}: ${t.val_problems} held-out problems x ${t.validate_sample_num}, from ${checkpoint ?? 'the base models'}`);
   const client = await temporalClient();
@@ -45,7 +47,8 @@ export async function evalCommand(args: string[]): Promise<number> {
     workflowId: evalId,
     args: [{ config: loaded.config, runId: evalId, iteration: null, checkpointDirs: dirs }],
   });
-  console.log(formatEvaluation(result));
+  if (opts.json) printJson(result);
+  else console.log(formatEvaluation(result));
   return 0;
 }
 
@@ -67,9 +70,4 @@ export function formatEvaluation(r: EvaluationResult): string {
     ...Object.entries(r.rewardByAgent).map(([a, x]) => `  ${a}: reward=${f(x)}  per turn [${r.rewardByAgentTurn[a].map(f).join(', ')}]`),
   ];
   return lines.join('\n');
-}
-
-function usage(why: string): number {
-  console.error(`tandem eval: ${why}\n${USAGE}`);
-  return 2;
 }

@@ -1,7 +1,9 @@
 // `tandem pause|resume|stop RUN_ID`: sends a trainingRun one of its lifecycle signals
 // (workflows/messages.ts). The run acts on it at its next step; `tandem status` shows the effect.
 import { WorkflowNotFoundError } from '@temporalio/client';
+import type { Command } from 'commander';
 import { pauseSignal, resumeSignal, stopSignal } from '../../workflows/messages.js';
+import type { Act } from './args.js';
 import { findRun } from './runHandle.js';
 import { temporalClient } from './temporal.js';
 
@@ -13,12 +15,23 @@ const ACTIONS = {
 
 export type LifecycleAction = keyof typeof ACTIONS;
 
-export async function lifecycleCommand(action: LifecycleAction, args: string[]): Promise<number> {
-  const [runId, ...extra] = args;
-  if (!runId || extra.length > 0) {
-    console.error(`usage: tandem ${action} RUN_ID`);
-    return 2;
+const DESCRIPTIONS: Record<LifecycleAction, string> = {
+  pause: 'pause a run: no new episode or update starts until it is resumed; episodes in flight finish',
+  resume: 'resume a paused run',
+  stop: "stop a run after the current iteration's episodes, update and checkpoint",
+};
+
+export function registerLifecycle(program: Command, act: Act): void {
+  for (const action of Object.keys(ACTIONS) as LifecycleAction[]) {
+    program
+      .command(action)
+      .description(DESCRIPTIONS[action])
+      .argument('<RUN_ID>', 'the training run (its workflow id)')
+      .action(act((runId: string) => lifecycleCommand(action, runId)));
   }
+}
+
+async function lifecycleCommand(action: LifecycleAction, runId: string): Promise<number> {
   const client = await temporalClient();
   const { handle, status } = await findRun(client, runId);
   const notRunning = (s: string) => new Error(`run '${runId}' has ended (Temporal status ${s}); only a running run can be sent ${action}`);

@@ -3,50 +3,50 @@
 // code no longer reproduces any of them.
 import { readFileSync } from 'node:fs';
 import { relative } from 'node:path';
+import type { Command } from 'commander';
 import { fetchRecorded, fetchTrainingRun } from '../../infra/temporal/histories.js';
 import { bundleWorkflows, WORKFLOWS_PATH } from '../../infra/temporal/bundle.js';
 import { parseHistoryJSON, replayHistories, type RecordedHistory, type ReplayOutcome } from '../../infra/temporal/replay.js';
 import { projectRoot } from '../../infra/settings.js';
+import { printJson, usageError, type Act } from './args.js';
 import { temporalClient } from './temporal.js';
 
-export const REPLAY_USAGE = `usage: tandem replay WORKFLOW_ID [--run-id R]        one execution, fetched from the stack's Temporal
-       tandem replay --run RUN_ID                      a training run and all its episodes
-       tandem replay --file HISTORY.json [...] [--workflow-id ID]
-                                                      saved histories (temporal workflow show --output json)`;
+export function registerReplay(program: Command, act: Act): void {
+  program
+    .command('replay')
+    .description('replay recorded histories against the current workflow code; exit 1 with the determinism error if one fails')
+    .argument('[WORKFLOW_ID]', "one execution, fetched from the stack's Temporal (a run's or an episode's id)")
+    .option('--run-id <R>', "with WORKFLOW_ID: that execution (Temporal's run id); default: the latest")
+    .option('--run <RUN_ID>', 'a training run, every continue-as-new execution, and all its episodes')
+    .option('--file <HISTORY...>', 'saved histories (temporal workflow show --output json)')
+    .option('--workflow-id <ID>', 'with one --file: the workflow id it was recorded under')
+    .option('--json', 'print the outcomes as JSON')
+    .action(act(replayCommand));
+}
 
 type Source =
   | { kind: 'workflow'; workflowId: string; runId?: string }
   | { kind: 'run'; runId: string }
   | { kind: 'files'; files: string[]; workflowId?: string };
 
-/** Reads the command line; a string is the error to print with the usage. */
-export function parseReplayArgs(args: string[]): Source | string {
-  const values: Record<string, string> = {};
-  const files: string[] = [];
-  const positional: string[] = [];
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i];
-    if (a === '--file') {
-      while (i + 1 < args.length && !args[i + 1].startsWith('--')) files.push(args[++i]);
-      if (files.length === 0) return '--file needs at least one HISTORY.json';
-    } else if (a === '--run-id' || a === '--run' || a === '--workflow-id') {
-      const v = args[++i];
-      if (v === undefined || v.startsWith('--')) return `${a} needs a value`;
-      values[a] = v;
-    } else if (a.startsWith('--')) {
-      return `unknown option ${a}`;
-    } else {
-      positional.push(a);
-    }
-  }
-  const modes = [positional.length > 0, '--run' in values, files.length > 0].filter(Boolean).length;
+export interface ReplayOptions {
+  runId?: string;
+  run?: string;
+  file?: string[];
+  workflowId?: string;
+  json?: boolean;
+}
+
+/** What to replay; a string is why the arguments do not fit (a usage error). */
+export function replaySource(workflowId: string | undefined, opts: ReplayOptions): Source | string {
+  const files = opts.file ?? [];
+  const modes = [workflowId !== undefined, opts.run !== undefined, files.length > 0].filter(Boolean).length;
   if (modes !== 1) return 'give exactly one of WORKFLOW_ID, --run RUN_ID or --file HISTORY.json';
-  if (positional.length > 1) return `one WORKFLOW_ID only, got ${positional.join(' ')}`;
-  if ('--run-id' in values && positional.length === 0) return '--run-id goes with a WORKFLOW_ID';
-  if ('--workflow-id' in values && files.length !== 1) return '--workflow-id goes with one --file';
-  if (positional.length === 1) return { kind: 'workflow', workflowId: positional[0], runId: values['--run-id'] };
-  if ('--run' in values) return { kind: 'run', runId: values['--run'] };
-  return { kind: 'files', files, workflowId: values['--workflow-id'] };
+  if (opts.runId !== undefined && workflowId === undefined) return '--run-id goes with a WORKFLOW_ID';
+  if (opts.workflowId !== undefined && files.length !== 1) return '--workflow-id goes with one --file';
+  if (workflowId !== undefined) return { kind: 'workflow', workflowId, runId: opts.runId };
+  if (opts.run !== undefined) return { kind: 'run', runId: opts.run };
+  return { kind: 'files', files, workflowId: opts.workflowId };
 }
 
 async function load(source: Source): Promise<RecordedHistory[]> {
@@ -77,17 +77,18 @@ function printOutcome(o: ReplayOutcome): void {
   if (o.error) console.log(`      ${o.error.name}: ${o.error.message}`);
 }
 
-export async function replayCommand(args: string[]): Promise<number> {
-  const source = parseReplayArgs(args);
-  if (typeof source === 'string') {
-    console.error(`tandem replay: ${source}\n${REPLAY_USAGE}`);
-    return 2;
-  }
+async function replayCommand(workflowId: string | undefined, opts: ReplayOptions, cmd: Command): Promise<number> {
+  const source = replaySource(workflowId, opts);
+  if (typeof source === 'string') usageError(cmd, source);
   const recorded = await load(source);
-  console.log(`replaying ${recorded.length} ${recorded.length === 1 ? 'history' : 'histories'} against ${relative(projectRoot, WORKFLOWS_PATH)}`);
+  const against = relative(projectRoot, WORKFLOWS_PATH);
+  if (!opts.json) console.log(`replaying ${recorded.length} ${recorded.length === 1 ? 'history' : 'histories'} against ${against}`);
   const outcomes = await replayHistories(recorded, await bundleWorkflows());
-  outcomes.forEach(printOutcome);
   const failed = outcomes.filter((o) => o.error).length;
-  console.log(`${outcomes.length} replayed: ${outcomes.length - failed} ok, ${failed} failed`);
+  if (opts.json) printJson({ workflows: against, outcomes, replayed: outcomes.length, ok: outcomes.length - failed, failed });
+  else {
+    outcomes.forEach(printOutcome);
+    console.log(`${outcomes.length} replayed: ${outcomes.length - failed} ok, ${failed} failed`);
+  }
   return failed > 0 ? 1 : 0;
 }

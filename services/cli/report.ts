@@ -1,27 +1,27 @@
-// `tandem report RUN_ID [--out DIR]`: PNG plots and an HTML page of a run, from Postgres.
-import { drizzle } from 'drizzle-orm/node-postgres';
-import pg from 'pg';
+// `tandem report RUN_ID [--out DIR] [--json]`: PNG plots and an HTML page of a run, from Postgres.
+import type { Command } from 'commander';
 import { projectPath, stackSettings } from '../../infra/settings.js';
 import { writeReport } from '../report/write.js';
-import { option } from '../worker-common.js';
+import { printJson, type Act } from './args.js';
+import { withDatabase } from './database.js';
 
-const REPORT_USAGE = 'usage: tandem report RUN_ID [--out DIR]   (default DIR: <data>/reports/RUN_ID)';
+export function registerReport(program: Command, act: Act): void {
+  program
+    .command('report')
+    .description('PNG plots and an HTML page of a run, with episode pages; prints the page\'s path')
+    .argument('<RUN_ID>', 'the training run')
+    .option('--out <DIR>', 'the folder to write to (default: <data>/reports/RUN_ID)')
+    .option('--json', 'print the files written as JSON')
+    .action(act(report));
+}
 
-export async function reportCommand(args: string[]): Promise<number> {
-  const runId = args.find((a, i) => !a.startsWith('--') && args[i - 1] !== '--out');
-  if (!runId) {
-    console.error(REPORT_USAGE);
-    return 2;
-  }
-  const s = stackSettings();
-  const out = projectPath(option(args, 'out', `${s.dataDir}/reports/${runId}`));
-  const pool = new pg.Pool({ connectionString: s.databaseUrl, max: 2 });
-  try {
-    const files = await writeReport(drizzle(pool), runId, out);
+async function report(runId: string, opts: { out?: string; json?: boolean }): Promise<number> {
+  const out = projectPath(opts.out ?? `${stackSettings().dataDir}/reports/${runId}`);
+  const files = await withDatabase((db) => writeReport(db, runId, out));
+  if (opts.json) printJson({ out, ...files });
+  else {
     console.log(`${files.index}`);
     console.log(`  ${files.plots.length} plots, ${files.episodes.length} episode pages in ${out}`);
-    return 0;
-  } finally {
-    await pool.end();
   }
+  return 0;
 }

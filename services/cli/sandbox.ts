@@ -2,15 +2,24 @@
 // sandbox and prints one JSON object (exit 0 whatever the program did; 2: usage; 1: no sandbox).
 // `tandem sandbox check`: checks that the sandbox's isolation works on this machine.
 import { readFileSync } from 'node:fs';
-import { checkSandbox, runSandboxed, type SandboxOptions } from '../../activities/sandbox/index.js';
+import type { Command } from 'commander';
+import { checkSandbox, DEFAULT_LIMITS, runSandboxed, type SandboxOptions } from '../../activities/sandbox/index.js';
+import { positiveInteger, positiveNumber, usageError, type Act } from './args.js';
 
-const USAGE = `usage: tandem sandbox run FILE [--stdin FILE] [--timeout S] [--memory MB]
-       tandem sandbox check`;
-
-function usage(message?: string): number {
-  if (message) console.error(`tandem sandbox: ${message}`);
-  console.error(USAGE);
-  return 2;
+export function registerSandbox(program: Command, act: Act): void {
+  const sandbox = program.command('sandbox').description('the code sandbox the code environments run programs in');
+  sandbox
+    .command('run')
+    .description('run a Python file in the code sandbox; prints the result as one JSON object')
+    .argument('<FILE>', 'the Python program')
+    .option('--stdin <FILE>', "the program's standard input, from FILE")
+    .option('--timeout <S>', `wall-clock limit in seconds (default: ${DEFAULT_LIMITS.timeoutMs / 1000})`, positiveNumber)
+    .option('--memory <MB>', `address-space limit per process in MB (default: ${DEFAULT_LIMITS.memoryMb})`, positiveInteger)
+    .action(act(run));
+  sandbox
+    .command('check')
+    .description("check that the sandbox's isolation works on this machine")
+    .action(act(check));
 }
 
 function readText(path: string): string | null {
@@ -21,41 +30,23 @@ function readText(path: string): string | null {
   }
 }
 
-export async function sandboxCommand(args: string[]): Promise<number> {
-  const [action, ...rest] = args;
-  if (action === 'check' && rest.length === 0) {
-    await checkSandbox();
-    console.log('sandbox: isolation works (user, mount, pid, net namespaces; rlimits; own uid per slot)');
-    return 0;
-  }
-  if (action !== 'run') return usage();
+async function check(): Promise<number> {
+  await checkSandbox();
+  console.log('sandbox: isolation works (user, mount, pid, net namespaces; rlimits; own uid per slot)');
+  return 0;
+}
+
+async function run(file: string, flags: { stdin?: string; timeout?: number; memory?: number }, cmd: Command): Promise<number> {
   const opts: SandboxOptions = {};
-  let file: string | undefined;
-  for (let i = 0; i < rest.length; i++) {
-    const arg = rest[i];
-    if (arg === '--stdin' || arg === '--timeout' || arg === '--memory') {
-      const value = rest[++i];
-      if (value === undefined) return usage(`${arg} needs a value`);
-      if (arg === '--stdin') {
-        const text = readText(value);
-        if (text === null) return usage(`cannot read ${value}`);
-        opts.stdin = text;
-        continue;
-      }
-      const n = Number(value);
-      if (!Number.isFinite(n) || n <= 0) return usage(`${arg} must be a positive number, got ${value}`);
-      if (arg === '--timeout') opts.timeoutMs = n * 1000;
-      else if (!Number.isInteger(n)) return usage(`--memory must be a whole number of MB, got ${value}`);
-      else opts.memoryMb = n;
-    } else if (arg.startsWith('-') || file !== undefined) {
-      return usage(`unexpected argument ${arg}`);
-    } else {
-      file = arg;
-    }
+  if (flags.stdin !== undefined) {
+    const text = readText(flags.stdin);
+    if (text === null) usageError(cmd, `--stdin ${flags.stdin}: cannot read it`);
+    opts.stdin = text;
   }
-  if (file === undefined) return usage('FILE is missing');
+  if (flags.timeout !== undefined) opts.timeoutMs = flags.timeout * 1000;
+  if (flags.memory !== undefined) opts.memoryMb = flags.memory;
   const code = readText(file);
-  if (code === null) return usage(`cannot read ${file}`);
+  if (code === null) usageError(cmd, `cannot read ${file}`);
   const r = await runSandboxed(code, opts);
   const out = {
     exitCode: r.exitCode,

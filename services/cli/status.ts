@@ -2,8 +2,10 @@
 // --watch redraws the view in place on a terminal (one plain line per change otherwise) and
 // exits when the run ends.
 import type { WorkflowHandle } from '@temporalio/client';
+import { Option, type Command } from 'commander';
 import { progressQuery, type EvaluationPoint, type IterationSummary, type RunProgress } from '../../workflows/messages.js';
 import type { trainingRun } from '../../workflows/trainingRun.js';
+import type { Act } from './args.js';
 import { formatRewards, progressLines, watchRenderer } from './progressView.js';
 import { findRun } from './runHandle.js';
 import { temporalClient } from './temporal.js';
@@ -78,20 +80,23 @@ async function watchStatus(handle: WorkflowHandle<typeof trainingRun>, out: Node
   return 0;
 }
 
-export async function statusCommand(args: string[]): Promise<number> {
-  const flags = new Set(args.filter((a) => a.startsWith('--')));
-  const [runId, ...extra] = args.filter((a) => !a.startsWith('--'));
-  const unknown = [...flags].filter((f) => f !== '--watch' && f !== '--json');
-  if (!runId || extra.length > 0 || unknown.length > 0 || (flags.has('--watch') && flags.has('--json'))) {
-    console.error('usage: tandem status RUN_ID [--watch | --json]');
-    return 2;
-  }
+export function registerStatus(program: Command, act: Act): void {
+  program
+    .command('status')
+    .description('where a run is: iteration, episodes done, reward and success, versions, checkpoint, ETA')
+    .argument('<RUN_ID>', 'the training run (its workflow id)')
+    .addOption(new Option('--watch', 'a live progress bar until the run ends (exit 1 if it failed)').conflicts('json'))
+    .option('--json', "print the run's progress (RunProgress) as JSON")
+    .action(act(statusCommand));
+}
+
+async function statusCommand(runId: string, opts: { watch?: boolean; json?: boolean }): Promise<number> {
   const client = await temporalClient();
   const { handle, status } = await findRun(client, runId);
-  if (flags.has('--watch')) return watchStatus(handle, process.stdout);
+  if (opts.watch) return watchStatus(handle, process.stdout);
   if (status !== 'RUNNING' && status !== 'COMPLETED') console.log(`run ${runId}: Temporal status ${status}`);
   const p = await handle.query(progressQuery);
-  if (flags.has('--json')) console.log(JSON.stringify(p, null, 2));
+  if (opts.json) console.log(JSON.stringify(p, null, 2));
   else for (const line of progressLines(p, Date.now())) console.log(line);
   return 0;
 }

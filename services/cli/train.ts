@@ -1,21 +1,26 @@
-// `tandem train FILE [key=value ...] [--wait] [--id RUN_ID]`
+// `tandem train FILE [key=value ...] [--wait] [--id RUN_ID]`: starts a training run, prints its id.
+import type { Command } from 'commander';
 import { loadRunConfig } from '../../configs/load.js';
 import { formatIssues } from '../../configs/schema.js';
 import { CPU_QUEUE } from '../../infra/settings.js';
 import { trainingRun } from '../../workflows/trainingRun.js';
+import type { Act } from './args.js';
 import { watchRun } from './status.js';
 import { freshWorkflowId, temporalClient } from './temporal.js';
 
-export async function trainCommand(args: string[]): Promise<number> {
-  const wait = args.includes('--wait');
-  const idAt = args.indexOf('--id');
-  const runId = idAt >= 0 ? args[idAt + 1] : freshWorkflowId('run');
-  const positional = args.filter((a, i) => a !== '--wait' && (idAt < 0 || (i !== idAt && i !== idAt + 1)));
-  const [file, ...overrides] = positional;
-  if (!file) {
-    console.error('usage: tandem train FILE [key.path=value ...] [--wait] [--id RUN_ID]');
-    return 2;
-  }
+export function registerTrain(program: Command, act: Act): void {
+  program
+    .command('train')
+    .description('start a training run; prints its run id')
+    .argument('<FILE>', 'the run config (YAML)')
+    .argument('[key=value...]', 'overrides, dotted paths with YAML values: training.train_sample_num=8')
+    .option('--wait', 'then follow it: a line per iteration and evaluation, until it ends')
+    .option('--id <RUN_ID>', 'the run id (workflow id); default: a fresh run-<time>-<random> id')
+    .action(act(train));
+}
+
+async function train(file: string, overrides: string[], opts: { wait?: boolean; id?: string }): Promise<number> {
+  const runId = opts.id ?? freshWorkflowId('run');
   const loaded = loadRunConfig(file, overrides);
   if (!loaded.ok) {
     console.error(`${file}: ${loaded.issues.length} error(s)\n${formatIssues(loaded.issues)}`);
@@ -28,7 +33,7 @@ export async function trainCommand(args: string[]): Promise<number> {
     args: [{ config: loaded.config }],
   });
   console.log(runId);
-  if (!wait) return 0;
+  if (!opts.wait) return 0;
   await watchRun(handle);
   return 0;
 }

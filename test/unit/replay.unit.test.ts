@@ -14,7 +14,7 @@ import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { bundleWorkflows } from '../../infra/temporal/bundle.js';
 import { parseHistoryJSON, replayHistories, workflowTypeOf } from '../../infra/temporal/replay.js';
 import { projectPath } from '../../infra/settings.js';
-import { parseReplayArgs } from '../../services/cli/replay.js';
+import { replaySource } from '../../services/cli/replay.js';
 
 const dir = projectPath('test/fixtures/histories');
 const files = readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
@@ -65,17 +65,15 @@ test('tandem replay --file prints each outcome and exits 1 with the determinism 
 });
 
 test('tandem replay takes one of WORKFLOW_ID, --run or --file, and names a bad argument', () => {
-  assert.deepEqual(parseReplayArgs(['r1/it0/ep0', '--run-id', 'abc']), { kind: 'workflow', workflowId: 'r1/it0/ep0', runId: 'abc' });
-  assert.deepEqual(parseReplayArgs(['--run', 'r1']), { kind: 'run', runId: 'r1' });
-  assert.deepEqual(parseReplayArgs(['--file', 'a.json', 'b.json']), { kind: 'files', files: ['a.json', 'b.json'], workflowId: undefined });
-  assert.deepEqual(parseReplayArgs(['--file', 'a.json', '--workflow-id', 'w']), { kind: 'files', files: ['a.json'], workflowId: 'w' });
-  assert.match(String(parseReplayArgs([])), /exactly one of/);
-  assert.match(String(parseReplayArgs(['w', '--run', 'r'])), /exactly one of/);
-  assert.match(String(parseReplayArgs(['--run'])), /--run needs a value/);
-  assert.match(String(parseReplayArgs(['--file'])), /--file needs at least one/);
-  assert.match(String(parseReplayArgs(['--run', 'r', '--run-id', 'x'])), /--run-id goes with a WORKFLOW_ID/);
-  assert.match(String(parseReplayArgs(['--file', 'a.json', 'b.json', '--workflow-id', 'w'])), /--workflow-id goes with one --file/);
-  assert.match(String(parseReplayArgs(['--frobnicate'])), /unknown option --frobnicate/);
+  // Unknown options and options without their value are commander's (test/unit/cli.unit.test.ts).
+  assert.deepEqual(replaySource('r1/it0/ep0', { runId: 'abc' }), { kind: 'workflow', workflowId: 'r1/it0/ep0', runId: 'abc' });
+  assert.deepEqual(replaySource(undefined, { run: 'r1' }), { kind: 'run', runId: 'r1' });
+  assert.deepEqual(replaySource(undefined, { file: ['a.json', 'b.json'] }), { kind: 'files', files: ['a.json', 'b.json'], workflowId: undefined });
+  assert.deepEqual(replaySource(undefined, { file: ['a.json'], workflowId: 'w' }), { kind: 'files', files: ['a.json'], workflowId: 'w' });
+  assert.match(String(replaySource(undefined, {})), /exactly one of/);
+  assert.match(String(replaySource('w', { run: 'r' })), /exactly one of/);
+  assert.match(String(replaySource(undefined, { run: 'r', runId: 'x' })), /--run-id goes with a WORKFLOW_ID/);
+  assert.match(String(replaySource(undefined, { file: ['a.json', 'b.json'], workflowId: 'w' })), /--workflow-id goes with one --file/);
 });
 
 test('a file that is not a Temporal history is refused with its name', () => {
