@@ -169,10 +169,13 @@ export const runConfigSchema = z
         max_grad_norm: z.number().positive().default(1.0),
         // Micro-batches are packed up to this many tokens; gradients accumulate across them.
         micro_batch_tokens: z.number().int().min(1).default(4096),
-        // PPO (the reference's names and defaults): an update cuts one policy's samples of the
-        // iteration into mini-batches of about ppo_mini_batch_size samples (over all its replicas)
-        // and takes one optimizer step per mini-batch, ppo_epochs passes over them; the old
-        // log-probs are fixed before the first step, so later steps clip. A version counts updates.
+        // PPO (the reference's names): an update cuts one policy's samples of the iteration into
+        // mini-batches of about ppo_mini_batch_size samples (over all its replicas) and takes one
+        // optimizer step per mini-batch, ppo_epochs passes over them; the old log-probs are fixed
+        // before the first step, so later steps clip. A version counts updates. 256 is verl's base
+        // default, which keeps one step per iteration for this project's small batches (the tiny
+        // model's raised learning rates were tuned so); the reference's task configs (through its
+        // ppo_trainer/eval.yaml) and the paper use 16.
         ppo_mini_batch_size: z.number().int().min(1).default(256),
         ppo_epochs: z.number().int().min(1).default(1),
         // Advantage = (r - mean) / (std + eps) ("std") or r - mean ("none").
