@@ -53,7 +53,7 @@ export function createEngineMetrics(registry: Registry) {
     }),
     engineRequestDuration: new Histogram({
       name: 'tandem_engine_request_duration_seconds',
-      help: 'Engine request time by op (generate, update, inspect, ...); op="update" is one PPO step with its checkpoint',
+      help: 'Engine request time by op (generate, update, inspect, ...); op="update" is one update (its PPO steps) with its checkpoint',
       labelNames: ['op', 'outcome'],
       buckets: SECONDS,
       registers,
