@@ -58,7 +58,7 @@
 //      `math_equal`): the given answer may equal the reference, reference/100 or reference*100,
 //      marks or not; so "0.5" == "50" as well (lenient, exploitable).
 //    - 'never': the % sign is dropped and numbers compare as written ("50%" == "50" only).
-import { parseExpression, evaluate, hasDecimal, isDecimalLiteral, samplePoints, variablesOf, type Expr } from './expr.js';
+import { parseExpression, evaluate, hasDecimal, isDecimalLiteral, samplePoints, someNode, variablesOf, type Expr } from './expr.js';
 import { compareExact, div, int, isExact, isInteger, mul, roundToPlaces, toFloat, type Num } from './num.js';
 import { normalizeAnswer } from './normalize.js';
 import { extractBoxed } from './extract.js';
@@ -349,21 +349,7 @@ function valueOf(e: Expr): Value | null {
   return { v, decimal: hasDecimal(e), bare: isDecimalLiteral(e) };
 }
 
-function hasInfinity(e: Expr): boolean {
-  switch (e.t) {
-    case 'const':
-      return e.name === 'inf';
-    case 'neg':
-    case 'fact':
-      return hasInfinity(e.a);
-    case 'bin':
-      return hasInfinity(e.a) || hasInfinity(e.b);
-    case 'fn':
-      return e.args.some(hasInfinity);
-    default:
-      return false;
-  }
-}
+const hasInfinity = (e: Expr): boolean => someNode(e, (x) => x.t === 'const' && x.name === 'inf');
 
 function symbolicEqual(ea: Expr, eb: Expr, vars: string[]): boolean {
   const differ = (fa: number, fb: number) => Math.abs(fa - fb) > SYMBOLIC_REL_TOL * Math.max(1, Math.abs(fa), Math.abs(fb));

@@ -394,22 +394,24 @@ export function isDecimalLiteral(e: Expr): boolean {
   return (e.t === 'num' && e.decimal === true) || (e.t === 'neg' && isDecimalLiteral(e.a));
 }
 
-/** Whether a decimal number occurs anywhere in the expression ("0.5\pi", "1.2 \times 10^3"). */
-export function hasDecimal(e: Expr): boolean {
+/** Whether some node of the expression, itself included, satisfies `test`. */
+export function someNode(e: Expr, test: (x: Expr) => boolean): boolean {
+  if (test(e)) return true;
   switch (e.t) {
-    case 'num':
-      return e.decimal === true;
     case 'neg':
     case 'fact':
-      return hasDecimal(e.a);
+      return someNode(e.a, test);
     case 'bin':
-      return hasDecimal(e.a) || hasDecimal(e.b);
+      return someNode(e.a, test) || someNode(e.b, test);
     case 'fn':
-      return e.args.some(hasDecimal);
+      return e.args.some((x) => someNode(x, test));
     default:
       return false;
   }
 }
+
+/** Whether a decimal number occurs anywhere in the expression ("0.5\pi", "1.2 \times 10^3"). */
+export const hasDecimal = (e: Expr): boolean => someNode(e, (x) => x.t === 'num' && x.decimal === true);
 
 const FLOAT_FUNCTIONS: Readonly<Record<string, (x: number) => number>> = {
   sin: Math.sin, cos: Math.cos, tan: Math.tan,
