@@ -1,5 +1,6 @@
-// The report's charts, computed from a run's read models (pure: RunData in, chart specs out).
-// Iterations and turns are shown from 1.
+// Which charts a run has, with their captions: the one home of them, for `tandem report` (PNGs)
+// and the dashboard (drawn live in the browser). Computed from a run's read models (pure: RunData
+// in, chart specs out; chart.ts makes each an ECharts option). Iterations and turns are shown from 1.
 import type { ChartSpec, Series } from './chart.js';
 import type { RunData } from './load.js';
 
@@ -7,7 +8,7 @@ export interface NamedChart {
   /** File name without extension. */
   file: string;
   spec: ChartSpec;
-  /** One line under the plot in the HTML page: what it shows and where the numbers come from. */
+  /** One line under the plot (report and dashboard): what it shows and where the numbers come from. */
   caption: string;
 }
 

@@ -1,9 +1,13 @@
 // The report's HTML: index.html (run summary, plots, episode table) and the episode pages.
-import { escapeXml as esc } from './chart.js';
+import { CHART_SIZE } from './chart.js';
 import type { NamedChart } from './charts.js';
 import { episodePagePath, episodeScore } from './episodes.js';
 import type { Transcript, TranscriptStep } from '../audit/transcript.js';
 import type { RunData } from './load.js';
+
+export function esc(s: string): string {
+  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+}
 
 const num = (x: number | null | undefined, digits = 3) => (typeof x === 'number' && Number.isFinite(x) ? x.toFixed(digits) : '–');
 
@@ -47,7 +51,7 @@ export function indexPage(d: RunData, charts: NamedChart[], linked: Set<string>,
           d.evaluations.map((e) => [String(e.iteration ?? '–'), String(e.episodes), num(e.successRate), ...evalAgents.map((a) => num(e.rewardByAgent[a]))]),
         );
   const figures = charts
-    .map((c) => `<figure><img src="${c.file}.png" alt="${esc(c.spec.title)}" width="760" height="420"><figcaption>${esc(c.caption)}</figcaption></figure>`)
+    .map((c) => `<figure><img src="${c.file}.png" alt="${esc(c.spec.title)}" width="${CHART_SIZE.width}" height="${CHART_SIZE.height}"><figcaption>${esc(c.caption)}</figcaption></figure>`)
     .join('\n');
   const shown = d.episodes.filter((e) => linked.has(e.episodeId));
   const episodeAgents = [...new Set(d.episodes.flatMap((e) => Object.keys(e.rewardByAgent ?? {})))].sort();
@@ -109,12 +113,15 @@ ${shown.join('\n')}
 ${table(['candidate', 'response', 'outcome', 'local', 'global', 'reward', 'advantage', 'update'], rows, rowClass)}`;
 }
 
-/** An episode's page, from its audit transcript: per (turn, agent) step what the agent was shown and every candidate. */
-export function episodePage(t: Transcript): string {
+/**
+ * An episode's page, from its audit transcript: per (turn, agent) step what the agent was shown and
+ * every candidate. BACK: where its link to the run goes (the report's index; the dashboard's run page).
+ */
+export function episodePage(t: Transcript, back = '../index.html'): string {
   const rewards = Object.entries(t.rewardByAgent ?? {}).map(([a, v]) => `${esc(a)} ${num(v)}`).join(', ');
   return page(
     `Episode ${t.episodeId}`,
-    `<p><a href="../index.html">← run ${esc(t.runId)}</a></p>
+    `<p><a href="${esc(back)}">← run ${esc(t.runId)}</a></p>
 <h1>Episode ${esc(t.episodeId)}</h1>
 <p>${esc(t.env ?? 'env ?')}, iteration ${t.iteration + 1}, problem seed ${t.problemSeed}, ${esc(t.status)}, success ${
       t.success === null ? '–' : t.success ? 'yes' : 'no'

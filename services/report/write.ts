@@ -5,12 +5,11 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { NodePgDatabase } from 'drizzle-orm/node-postgres';
 import { loadTranscript } from '../audit/transcript.js';
-import { lineChart } from './chart.js';
 import { reportCharts } from './charts.js';
 import { episodePagePath, episodesToLink } from './episodes.js';
 import { episodePage, indexPage } from './html.js';
 import { loadRunData } from './load.js';
-import { svgToPng } from './png.js';
+import { chartPng } from './png.js';
 
 export interface ReportFiles {
   index: string;
@@ -28,7 +27,7 @@ export async function writeReport(db: NodePgDatabase, runId: string, outDir: str
     writeFileSync(path, content);
     return path;
   };
-  const plots = charts.map((c) => write(`${c.file}.png`, svgToPng(lineChart(c.spec))));
+  const plots = charts.map((c) => write(`${c.file}.png`, chartPng(c.spec)));
   const episodes: string[] = [];
   for (const id of linked) episodes.push(write(episodePagePath(runId, id), episodePage(await loadTranscript(db, id))));
   const index = write('index.html', indexPage(data, charts, linked, new Date()));

@@ -1,13 +1,15 @@
-// The report's pieces without services: charts from read-model rows, PNGs, pages and their links.
+// The report's pieces without services: charts from read-model rows, their ECharts options (the
+// report's and the dashboard's), PNGs, pages and their links.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { lineChart, ticks } from '../../services/report/chart.js';
+import type { LineSeriesOption } from 'echarts';
+import { CHART_SIZE, chartOption, pointCount } from '../../services/report/chart.js';
 import { reportCharts } from '../../services/report/charts.js';
 import { episodePagePath, episodesToLink, LINK_ALL_UP_TO } from '../../services/report/episodes.js';
 import { episodePage, indexPage } from '../../services/report/html.js';
 import type { RunData } from '../../services/report/load.js';
 import type { Transcript } from '../../services/audit/transcript.js';
-import { svgToPng } from '../../services/report/png.js';
+import { chartPng } from '../../services/report/png.js';
 
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 const t0 = new Date('2026-01-01T00:00:00Z');
@@ -41,19 +43,36 @@ function runData(episodesPerIteration: number, iterations = 2): RunData {
   };
 }
 
-test('ticks are round numbers covering the range', () => {
-  assert.deepEqual(ticks(0, 1), [0, 0.2, 0.4, 0.6, 0.8, 1]);
-  assert.deepEqual(ticks(-0.36, 0.96), [-0.2, 0, 0.2, 0.4, 0.6, 0.8]);
-  assert.deepEqual(ticks(0.5, 1.5, 8, true), [1]);
-  assert.deepEqual(ticks(1, 40, 8, true), [0, 5, 10, 15, 20, 25, 30, 35, 40].filter((x) => x >= 1));
+/** Width and height from a PNG's IHDR chunk, after checking the signature. */
+function pngSize(png: Buffer): { width: number; height: number } {
+  assert.deepEqual(png.subarray(0, 8), PNG_SIGNATURE);
+  assert.equal(png.subarray(12, 16).toString('latin1'), 'IHDR');
+  return { width: png.readUInt32BE(16), height: png.readUInt32BE(20) };
+}
+
+test('a chart option has one line series per spec series, its finite points in x order, dashed where asked; JSON only', () => {
+  const option = chartOption({
+    title: 'T', xLabel: 'iteration', yLabel: 'reward', integerX: true,
+    series: [{ name: 'a', points: [[2, 1], [1, 0.5], [3, Number.NaN]] }, { name: 'b', dashed: true, points: [[1, -1]] }],
+  });
+  const series = option.series as LineSeriesOption[];
+  assert.deepEqual(series.map((s) => [s.type, s.name, s.data, s.lineStyle?.type]), [['line', 'a', [[1, 0.5], [2, 1]], 'solid'], ['line', 'b', [[1, -1]], 'dashed']]);
+  assert.equal(pointCount(option), 3);
+  assert.deepEqual(option.title, { text: 'T', left: 70, top: 12, textStyle: { fontSize: 16 } });
+  assert.equal((option.xAxis as { minInterval?: number }).minInterval, 1, 'iterations on whole numbers');
+  assert.equal(option.graphic, undefined);
+  assert.deepEqual(JSON.parse(JSON.stringify(option)), option, 'the dashboard sends it as JSON to the browser');
+  const empty = chartOption({ title: 'E', xLabel: 'x', yLabel: 'y', series: [] });
+  assert.equal(pointCount(empty), 0);
+  assert.match(JSON.stringify(empty.graphic), /no data/);
 });
 
-test('every chart renders to a valid, non-empty PNG, also with no data or a single point', () => {
+test('every chart renders to a valid PNG of the chart size, also with no data or a single point', () => {
   const empty = { ...runData(0, 0), turnRewards: [], updates: [], evaluations: [] };
   for (const c of [...reportCharts(runData(2)), ...reportCharts(runData(1, 1)), ...reportCharts(empty)]) {
-    const png = svgToPng(lineChart(c.spec));
-    assert.ok(png.length > 1000, `${c.file}: ${png.length} bytes`);
-    assert.deepEqual(png.subarray(0, 8), PNG_SIGNATURE, c.file);
+    const png = chartPng(c.spec);
+    assert.ok(png.length > 3000, `${c.file}: ${png.length} bytes`);
+    assert.deepEqual(pngSize(png), CHART_SIZE, c.file);
   }
 });
 
@@ -104,6 +123,7 @@ test('an episode page shows each step: observation, prompt, every candidate with
   };
   const ep = episodePage(t);
   assert.match(ep, /href="..\/index.html"/);
+  assert.match(episodePage(t, '/run.html?id=r1&x'), /<a href="\/run.html\?id=r1&amp;x">← run r1<\/a>/, 'the link back, escaped');
   assert.deepEqual(ep.match(/<h3>[^<]*<\/h3>/g), ['<h3>Turn 1 · coder · shared v0</h3>', '<h3>Turn 1 · tester · shared v0</h3>']);
   assert.equal(ep.match(/<tr class="chosen">/g)?.length, 2, 'one chosen candidate per step');
   assert.match(ep, /&quot;grid&quot;: &quot;#.&lt;&quot;/, 'the observation, escaped');
