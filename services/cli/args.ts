@@ -32,6 +32,13 @@ export function positiveInteger(value: string): number {
   return n;
 }
 
+/** `--port N`: a TCP port, 1 to 65535. */
+export function tcpPort(value: string): number {
+  const n = positiveInteger(value);
+  if (n > 65535) throw new InvalidArgumentError('expected a TCP port, 1 to 65535.');
+  return n;
+}
+
 /** A repeatable option's values, in order. */
 export function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];

@@ -3,12 +3,18 @@ import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
 import { stackSettings } from '../../infra/settings.js';
 
+/** A pool of up to MAX connections to the stack's Postgres; `close` ends it. */
+export function openDatabase(max = 2): { db: NodePgDatabase; close: () => Promise<void> } {
+  const pool = new pg.Pool({ connectionString: stackSettings().databaseUrl, max });
+  return { db: drizzle(pool), close: () => pool.end() };
+}
+
 /** Runs `use` with a database connection, and closes it afterwards. */
 export async function withDatabase<T>(use: (db: NodePgDatabase) => Promise<T>): Promise<T> {
-  const pool = new pg.Pool({ connectionString: stackSettings().databaseUrl, max: 2 });
+  const { db, close } = openDatabase();
   try {
-    return await use(drizzle(pool));
+    return await use(db);
   } finally {
-    await pool.end();
+    await close();
   }
 }

@@ -1,6 +1,7 @@
 // `tandem pause|resume|stop RUN_ID`: sends a trainingRun one of its lifecycle signals
 // (workflows/messages.ts). The run acts on it at its next step; `tandem status` shows the effect.
-import { WorkflowNotFoundError } from '@temporalio/client';
+// `sendLifecycleSignal` is the one home of sending them: the dashboard's buttons use it too.
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Command } from 'commander';
 import { pauseSignal, resumeSignal, stopSignal } from '../../workflows/messages.js';
 import type { Act } from './args.js';
@@ -15,6 +16,8 @@ const ACTIONS = {
 
 export type LifecycleAction = keyof typeof ACTIONS;
 
+export const LIFECYCLE_ACTIONS = Object.keys(ACTIONS) as LifecycleAction[];
+
 const DESCRIPTIONS: Record<LifecycleAction, string> = {
   pause: 'pause a run: no new episode or update starts until it is resumed; episodes in flight finish',
   resume: 'resume a paused run',
@@ -22,7 +25,7 @@ const DESCRIPTIONS: Record<LifecycleAction, string> = {
 };
 
 export function registerLifecycle(program: Command, act: Act): void {
-  for (const action of Object.keys(ACTIONS) as LifecycleAction[]) {
+  for (const action of LIFECYCLE_ACTIONS) {
     program
       .command(action)
       .description(DESCRIPTIONS[action])
@@ -31,8 +34,11 @@ export function registerLifecycle(program: Command, act: Act): void {
   }
 }
 
-async function lifecycleCommand(action: LifecycleAction, runId: string): Promise<number> {
-  const client = await temporalClient();
+/**
+ * Sends a running training run its pause, resume or stop signal; resolves with what the run does
+ * about it. An unknown run id, or a run that has ended, is an error naming it.
+ */
+export async function sendLifecycleSignal(client: Client, runId: string, action: LifecycleAction): Promise<string> {
   const { handle, status } = await findRun(client, runId);
   const notRunning = (s: string) => new Error(`run '${runId}' has ended (Temporal status ${s}); only a running run can be sent ${action}`);
   if (status !== 'RUNNING') throw notRunning(status);
@@ -43,6 +49,10 @@ async function lifecycleCommand(action: LifecycleAction, runId: string): Promise
     if (err instanceof WorkflowNotFoundError) throw notRunning('closed');
     throw err;
   }
-  console.log(`run ${runId}: ${action} sent; ${ACTIONS[action].said}`);
+  return `run ${runId}: ${action} sent; ${ACTIONS[action].said}`;
+}
+
+async function lifecycleCommand(action: LifecycleAction, runId: string): Promise<number> {
+  console.log(await sendLifecycleSignal(await temporalClient(), runId, action));
   return 0;
 }

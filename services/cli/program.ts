@@ -6,6 +6,7 @@
 import { Command, CommanderError, type Option, type OutputConfiguration } from 'commander';
 import { USAGE_EXIT, type Act } from './args.js';
 import { registerConfig } from './config.js';
+import { registerDashboard } from './dashboard.js';
 import { registerEpisodes } from './episodes.js';
 import { registerEval } from './eval.js';
 import { registerLifecycle } from './lifecycle.js';
@@ -34,7 +35,7 @@ export function buildProgram(output?: Omit<OutputConfiguration, 'outputError'>):
     .usage('<command> [options]')
     .exitOverride(); // errors and help come back to runCli as CommanderErrors, for its exit codes
   if (output) program.configureOutput(output);
-  for (const register of [registerStack, registerConfig, registerTrain, registerEval, registerStatus, registerLifecycle, registerSandbox, registerReplay, registerReport, registerEpisodes, registerProjector]) {
+  for (const register of [registerStack, registerConfig, registerTrain, registerEval, registerStatus, registerLifecycle, registerSandbox, registerReplay, registerReport, registerDashboard, registerEpisodes, registerProjector]) {
     register(program, act);
   }
   for (const cmd of allCommands(program)) {

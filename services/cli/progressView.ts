@@ -28,7 +28,7 @@ const ended = (p: RunProgress) => p.status === 'completed' || p.status === 'stop
 const betweenIterations = (p: RunProgress) => ended(p) || p.status === 'evaluating' || p.iteration >= p.totalIterations;
 
 /** The iteration shown, 1-based: the one in progress, else the last one done (`5/5 done`; full: `5 of 5 done`). */
-function iterationText(p: RunProgress, full: boolean): string {
+export function iterationText(p: RunProgress, full: boolean): string {
   if (!betweenIterations(p)) return `${p.iteration + 1}/${p.totalIterations}`;
   const done = Math.min(p.iteration, p.totalIterations);
   return full ? `${done} of ${p.totalIterations} done` : `${done}/${p.totalIterations} done`;

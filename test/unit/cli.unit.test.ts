@@ -38,7 +38,7 @@ const minimal = (c: Command) => [
 
 test('the program has the commands the README and the project know', () => {
   const paths = leaves.map(label);
-  for (const p of ['tandem stack up', 'tandem config check', 'tandem train', 'tandem eval', 'tandem status', 'tandem pause', 'tandem resume', 'tandem stop', 'tandem sandbox run', 'tandem replay', 'tandem report', 'tandem episodes list', 'tandem episodes show', 'tandem episodes verify', 'tandem projector rebuild']) {
+  for (const p of ['tandem stack up', 'tandem config check', 'tandem train', 'tandem eval', 'tandem status', 'tandem pause', 'tandem resume', 'tandem stop', 'tandem sandbox run', 'tandem replay', 'tandem report', 'tandem dashboard', 'tandem episodes list', 'tandem episodes show', 'tandem episodes verify', 'tandem projector rebuild']) {
     assert.ok(paths.includes(p), `${p} in ${paths.join(', ')}`);
   }
 });
@@ -140,6 +140,7 @@ test('bad values and combinations are usage errors (exit 2) naming what is wrong
     [['sandbox', 'run', 'p.py', '--timeout', 'soon'], /option '--timeout <S>' argument 'soon' is invalid/],
     [['sandbox', 'run', 'p.py', '--memory', '1.5'], /option '--memory <MB>' argument '1.5' is invalid. expected a whole number/],
     [['sandbox', 'run', 'p.py', '--timeout', '-1'], /option '--timeout <S>' argument '-1' is invalid/],
+    [['dashboard', '--port', '70000'], /option '--port <N>' argument '70000' is invalid. expected a TCP port, 1 to 65535/],
     [['status', 'r', '--watch', '--json'], /option '--watch' cannot be used with option '--json'/],
     [['episodes', 'list', '--run', 'r', '--filter', 'sucess=true'], /sucess: unknown key \(success, iteration/],
     [['episodes', 'list', '--run', 'r', '--filter', 'iteration=0,phase=test'], /phase=test: expected train or eval/],
@@ -174,7 +175,7 @@ test('one-of arguments are checked before anything connects: replay, episodes ve
 
 test('--json on every command that prints data', () => {
   // These print no data to take as JSON: an id, a confirmation, or JSON already (sandbox run).
-  const noData = new Set(['tandem stack up', 'tandem stack down', 'tandem train', 'tandem pause', 'tandem resume', 'tandem stop', 'tandem sandbox run', 'tandem sandbox check']);
+  const noData = new Set(['tandem stack up', 'tandem stack down', 'tandem train', 'tandem pause', 'tandem resume', 'tandem stop', 'tandem sandbox run', 'tandem sandbox check', 'tandem dashboard']);
   for (const c of leaves) {
     const json = c.options.some((o) => o.long === '--json');
     assert.equal(json, !noData.has(label(c)), `${label(c)}: --json ${json ? 'present' : 'missing'}`);

@@ -1,0 +1,25 @@
+// `tandem dashboard [--port N]`: serves the dashboard (services/dashboard/) on 127.0.0.1 until
+// Ctrl-C: the runs, each run's live charts, episodes and transcripts, and its pause, resume and
+// stop buttons.
+import type { Command } from 'commander';
+import { DEFAULT_PORT, startDashboard } from '../dashboard/server.js';
+import { tcpPort, type Act } from './args.js';
+
+export function registerDashboard(program: Command, act: Act): void {
+  program
+    .command('dashboard')
+    .description("serve a web page of the runs on 127.0.0.1: live charts, episodes, transcripts; pause, resume and stop")
+    .option('--port <N>', `the port to serve on, at 127.0.0.1 (default ${DEFAULT_PORT})`, tcpPort)
+    .action(act(dashboard));
+}
+
+async function dashboard(opts: { port?: number }): Promise<number> {
+  const server = await startDashboard({ port: opts.port ?? DEFAULT_PORT });
+  console.log(`dashboard at ${server.url} (Ctrl-C stops it)`);
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+  await server.close();
+  return 0;
+}

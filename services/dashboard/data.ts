@@ -1,0 +1,85 @@
+// What the dashboard's pages show, as JSON: the runs (Postgres' runs table; for a running run also
+// its progress query: status, iteration, ETA), a run's progress, and a run's record: its charts
+// (services/report/charts.ts, as ECharts options), evaluations and training episodes
+// (services/report/load.ts). A run that has ended is not queried: its row in Postgres says it all.
+import type { Client } from '@temporalio/client';
+import { desc } from 'drizzle-orm';
+import type { NodePgDatabase } from 'drizzle-orm/node-postgres';
+import { runs } from '../../infra/db/schema.js';
+import { progressQuery, type RunProgress } from '../../workflows/messages.js';
+import type { trainingRun } from '../../workflows/trainingRun.js';
+import { etaMs, formatDuration, fractionDone, iterationText } from '../cli/progressView.js';
+import { chartOption, pointCount } from '../report/chart.js';
+import { reportCharts } from '../report/charts.js';
+import { episodeScore } from '../report/episodes.js';
+import { loadRunData, type RunData } from '../report/load.js';
+
+export interface Deps {
+  db: NodePgDatabase;
+  temporal: Client;
+}
+
+/** How long a progress query may take before the dashboard shows the run without it. */
+const QUERY_TIMEOUT_MS = 5_000;
+/** The runs page lists this many runs, the latest first. */
+const RUNS_LISTED = 100;
+
+type RunRow = Pick<RunData['run'], 'runId' | 'status' | 'totalIterations' | 'iterationsDone'>;
+
+/** Where a run is, as the pages show it: from the progress query while it runs, else from its row. */
+export interface RunState {
+  status: string;
+  /** `3/20`, or `20/20 done` between iterations and at the end. */
+  iteration: string;
+  /** Share of the run done, 0..1. */
+  fraction: number;
+  /** `1m05s`; `?` until an iteration has finished; null when the run is not running. */
+  eta: string | null;
+  /** The progress query's answer (RunProgress); null when the run was not queried or did not answer. */
+  progress: RunProgress | null;
+}
+
+/** The run's progress query, or null if the run does not answer in time (no worker, continuing as new). */
+export async function queryProgress(client: Client, runId: string): Promise<RunProgress | null> {
+  const handle = client.workflow.getHandle<typeof trainingRun>(runId);
+  return client.withDeadline(Date.now() + QUERY_TIMEOUT_MS, () => handle.query(progressQuery)).catch(() => null);
+}
+
+export async function runState(client: Client, run: RunRow, now = Date.now()): Promise<RunState> {
+  const p = run.status === 'running' ? await queryProgress(client, run.runId) : null;
+  if (p === null) {
+    return {
+      status: run.status,
+      iteration: `${run.iterationsDone}/${run.totalIterations} done`,
+      fraction: run.totalIterations === 0 ? 1 : run.iterationsDone / run.totalIterations,
+      eta: null,
+      progress: null,
+    };
+  }
+  const eta = etaMs(p, now);
+  return { status: p.status, iteration: iterationText(p, false), fraction: fractionDone(p), eta: eta === null ? '?' : formatDuration(eta), progress: p };
+}
+
+/** The latest runs with their state. */
+export async function listRuns({ db, temporal }: Deps) {
+  const rows = await db
+    .select({ runId: runs.runId, status: runs.status, totalIterations: runs.totalIterations, iterationsDone: runs.iterationsDone, startedAt: runs.startedAt, finishedAt: runs.finishedAt })
+    .from(runs)
+    .orderBy(desc(runs.startedAt))
+    .limit(RUNS_LISTED);
+  return Promise.all(rows.map(async (r) => ({ ...r, state: await runState(temporal, r) })));
+}
+
+/** A run's record for its page: the run's row, every chart (option and point count), evaluations, episodes. */
+export async function runRecord(db: NodePgDatabase, runId: string) {
+  const d = await loadRunData(db, runId);
+  return {
+    run: d.run,
+    charts: reportCharts(d).map((c) => {
+      const option = chartOption(c.spec);
+      return { file: c.file, title: c.spec.title, caption: c.caption, option, points: pointCount(option) };
+    }),
+    evaluations: d.evaluations,
+    episodes: d.episodes.map((e) => ({ ...e, score: episodeScore(e) ?? null })),
+  };
+}

@@ -1,0 +1,29 @@
+// A run's live updates for its page, as server-sent events: every POLL_MS the run's state
+// (`state`: the progress query's status, iteration and ETA) and, when it changed, its record
+// (`record`: charts, evaluations, episodes, from Postgres). A run that Postgres does not have (yet:
+// the projector records a run's start shortly after it starts) gives a `failure` event naming it,
+// and the stream carries on, so the page fills in once it is there.
+import type { ServerResponse } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { runRecord, runState, type Deps } from './data.js';
+
+const POLL_MS = 1000;
+
+/** Streams RUN_ID's updates into RES until SIGNAL aborts (the page went away, or the server closes). */
+export async function streamRun(deps: Deps, runId: string, res: ServerResponse, signal: AbortSignal): Promise<void> {
+  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', connection: 'keep-alive' });
+  const send = (event: string, json: string) => res.write(`event: ${event}\ndata: ${json}\n\n`);
+  let lastRecord = '';
+  while (!signal.aborted) {
+    try {
+      const record = await runRecord(deps.db, runId);
+      send('state', JSON.stringify(await runState(deps.temporal, record.run)));
+      const json = JSON.stringify(record);
+      if (json !== lastRecord) send('record', (lastRecord = json));
+    } catch (err) {
+      send('failure', JSON.stringify({ error: err instanceof Error ? err.message : String(err) }));
+    }
+    await sleep(POLL_MS, undefined, { signal }).catch(() => undefined); // aborted: the loop ends
+  }
+  res.end();
+}
