@@ -2,6 +2,7 @@
 // its progress query: status, iteration, ETA), a run's progress, and a run's record: its charts
 // (services/report/charts.ts, as ECharts options), evaluations and training episodes
 // (services/report/load.ts). A run that has ended is not queried: its row in Postgres says it all.
+// While a run runs, its state also carries the engine's busy fraction (engineBusy.ts).
 import type { Client } from '@temporalio/client';
 import { desc } from 'drizzle-orm';
 import type { NodePgDatabase } from 'drizzle-orm/node-postgres';
@@ -17,6 +18,8 @@ import { loadRunData, type RunData } from '../report/load.js';
 export interface Deps {
   db: NodePgDatabase;
   temporal: Client;
+  /** The engine's busy fraction (engineBusy.ts). */
+  engineBusy: () => Promise<number | null>;
 }
 
 /** How long a progress query may take before the dashboard shows the run without it. */
@@ -37,6 +40,8 @@ export interface RunState {
   eta: string | null;
   /** The progress query's answer (RunProgress); null when the run was not queried or did not answer. */
   progress: RunProgress | null;
+  /** The engine's busy fraction while the run is running (engineBusy.ts); null: not measured. */
+  engineBusy: number | null;
 }
 
 /** The run's progress query, or null if the run does not answer in time (no worker, continuing as new). */
@@ -45,8 +50,8 @@ export async function queryProgress(client: Client, runId: string): Promise<RunP
   return client.withDeadline(Date.now() + QUERY_TIMEOUT_MS, () => handle.query(progressQuery)).catch(() => null);
 }
 
-export async function runState(client: Client, run: RunRow, now = Date.now()): Promise<RunState> {
-  const p = run.status === 'running' ? await queryProgress(client, run.runId) : null;
+export async function runState(deps: Deps, run: RunRow, now = Date.now()): Promise<RunState> {
+  const [p, busy] = run.status === 'running' ? await Promise.all([queryProgress(deps.temporal, run.runId), deps.engineBusy()]) : [null, null];
   if (p === null) {
     return {
       status: run.status,
@@ -54,20 +59,21 @@ export async function runState(client: Client, run: RunRow, now = Date.now()): P
       fraction: run.totalIterations === 0 ? 1 : run.iterationsDone / run.totalIterations,
       eta: null,
       progress: null,
+      engineBusy: busy,
     };
   }
   const eta = etaMs(p, now);
-  return { status: p.status, iteration: iterationText(p, false), fraction: fractionDone(p), eta: eta === null ? '?' : formatDuration(eta), progress: p };
+  return { status: p.status, iteration: iterationText(p, false), fraction: fractionDone(p), eta: eta === null ? '?' : formatDuration(eta), progress: p, engineBusy: busy };
 }
 
 /** The latest runs with their state. */
-export async function listRuns({ db, temporal }: Deps) {
-  const rows = await db
+export async function listRuns(deps: Deps) {
+  const rows = await deps.db
     .select({ runId: runs.runId, status: runs.status, totalIterations: runs.totalIterations, iterationsDone: runs.iterationsDone, startedAt: runs.startedAt, finishedAt: runs.finishedAt })
     .from(runs)
     .orderBy(desc(runs.startedAt))
     .limit(RUNS_LISTED);
-  return Promise.all(rows.map(async (r) => ({ ...r, state: await runState(temporal, r) })));
+  return Promise.all(rows.map(async (r) => ({ ...r, state: await runState(deps, r) })));
 }
 
 /** A run's record for its page: the run's row, every chart (option and point count), evaluations, episodes. */

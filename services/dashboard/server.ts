@@ -15,6 +15,7 @@ import { LIFECYCLE_ACTIONS, sendLifecycleSignal, type LifecycleAction } from '..
 import { temporalClient } from '../cli/temporal.js';
 import { episodePage } from '../report/html.js';
 import { listRuns, type Deps } from './data.js';
+import { engineBusySampler } from './engineBusy.js';
 import { streamRun } from './stream.js';
 
 export const DEFAULT_PORT = 8765;
@@ -45,7 +46,7 @@ class HttpError extends Error {
 export async function startDashboard({ port = DEFAULT_PORT, host = '127.0.0.1' }: { port?: number; host?: string } = {}): Promise<Dashboard> {
   const database = openDatabase(4);
   const temporal = await temporalClient();
-  const deps: Deps = { db: database.db, temporal };
+  const deps: Deps = { db: database.db, temporal, engineBusy: engineBusySampler() };
   const closing = new AbortController();
   const server = createServer((req, res) => {
     handle(deps, req, res, closing.signal).catch((err: unknown) => {

@@ -17,7 +17,7 @@ export async function streamRun(deps: Deps, runId: string, res: ServerResponse, 
   while (!signal.aborted) {
     try {
       const record = await runRecord(deps.db, runId);
-      send('state', JSON.stringify(await runState(deps.temporal, record.run)));
+      send('state', JSON.stringify(await runState(deps, record.run)));
       const json = JSON.stringify(record);
       if (json !== lastRecord) send('record', (lastRecord = json));
     } catch (err) {

@@ -1,5 +1,5 @@
 // A run's page (run.html?id=RUN_ID): follows /api/runs/RUN_ID/stream (server-sent events) and
-// shows the run's state, its charts (ECharts options made on the server from the report's chart
+// shows the run's state (and the engine's busy fraction while it runs), its charts (ECharts options made on the server from the report's chart
 // definitions; each chart's box carries data-points, its number of points), the evaluations and
 // the episodes, each linked to its transcript page. The buttons send the run's pause, resume and
 // stop signals.
@@ -20,6 +20,7 @@ function showState(s) {
   const p = s.progress;
   $('episodes').textContent = p && ACTIVE.includes(s.status) ? `episodes ${p.episodesDone}/${p.episodesPerIteration} (${p.episodesInFlight} in flight) ·` : '';
   $('eta').textContent = s.eta ?? '–';
+  $('engine-busy').textContent = s.engineBusy === null ? '' : ` · engine busy ${Math.round(s.engineBusy * 100)}%`;
   $('fraction').value = s.fraction;
   $('pause').disabled = !ACTIVE.includes(s.status);
   $('resume').disabled = s.status !== 'paused';
