@@ -50,13 +50,13 @@ export function createEnvActivities() {
     },
 
     async scoreCandidates(input: ScoreInput): Promise<ScoredCandidate[]> {
-      const { def } = envOf(input.env);
+      const { def, options } = envOf(input.env);
       // The K candidates' programs run side by side; the sandbox bounds how many run at once.
       return Promise.all(
         input.texts.map(async (text) => {
           const program = def.program(input.agent, text, input.state);
           const run = program === null ? null : await runSandboxed(program, { timeoutMs: input.env.code_timeout_s * 1000 });
-          return def.score(input.agent, input.state, text, run, input.alpha);
+          return def.score(input.agent, input.state, text, run, input.alpha, options);
         }),
       );
     },

@@ -2,7 +2,9 @@
 // from the state: its prompt (the state, and the handoff the agents before it left in this turn)
 // -> K candidates (`act`) -> each scored from the same state (`score`) -> the K form one group ->
 // the episode continues from the chosen candidate (the best under if_greedy, else candidate 0),
-// until one ends it (`done`) or the turns run out.
+// until one ends it (`done`) or the turns run out. Once every agent of a turn has acted, the
+// environment may settle the turn's rewards (`settleTurn`: a team term that depends on what came
+// later in the turn); the groups keep the settled scores.
 //
 // Pure and deterministic given its callbacks: the episode workflow (workflows/episode.ts) plays
 // it with its activities; the audit (services/audit/replay.ts) re-executes it with the recorded
@@ -44,6 +46,8 @@ export interface EpisodeCallbacks<C extends { text: string }> {
   score(request: TurnRequest, texts: string[]): Promise<Scored<unknown>[]>;
   /** Each group once its candidate is chosen, before the episode goes on (its index in the episode). */
   played?(group: PlayedGroup<C>, index: number): void;
+  /** A turn's groups once their rewards are settled (the index of the first in the episode). */
+  settled?(groups: PlayedGroup<C>[], first: number): void;
 }
 
 export interface PlayedEpisode<C> {
@@ -57,7 +61,11 @@ export interface PlayedEpisode<C> {
   finalState: unknown;
 }
 
-type EpisodeEnv = Pick<EnvDefinition<unknown, unknown>, 'prompt' | 'acts'>;
+/** The environment as the loop uses it, with its options (envs/index.ts envOf). */
+export interface EpisodeEnv {
+  def: Pick<EnvDefinition<unknown, unknown>, 'prompt' | 'acts' | 'settleTurn'>;
+  options: unknown;
+}
 
 export async function playEpisode<C extends { text: string }>(
   env: EpisodeEnv,
@@ -65,8 +73,8 @@ export async function playEpisode<C extends { text: string }>(
   initialState: unknown,
   callbacks: EpisodeCallbacks<C>,
 ): Promise<PlayedEpisode<C>> {
+  const { def } = env;
   const groups: PlayedGroup<C>[] = [];
-  const chosenRewards: Record<string, number[]> = {};
   let state = initialState;
   let success = false;
   let turns = 0;
@@ -75,9 +83,10 @@ export async function playEpisode<C extends { text: string }>(
   for (let turn = 0; turn < rules.maxTurns && !done; turn++) {
     turns = turn + 1;
     let handoff: unknown = undefined;
+    const first = groups.length;
     for (const agent of rules.turnOrder) {
-      if (env.acts && !env.acts(agent, state)) continue; // not this agent's move
-      const request: TurnRequest = { turn, agent, state, handoff, prompt: env.prompt(agent, { state, turn, handoff }) };
+      if (def.acts && !def.acts(agent, state)) continue; // not this agent's move
+      const request: TurnRequest = { turn, agent, state, handoff, prompt: def.prompt(agent, { state, turn, handoff }) };
       const candidates = await callbacks.act(request);
       // Every candidate is scored from the same state: the group's only difference is the action.
       const scored = await callbacks.score(request, candidates.map((c) => c.text));
@@ -85,7 +94,6 @@ export async function playEpisode<C extends { text: string }>(
       const group = { ...request, candidates, scored, chosen };
       callbacks.played?.(group, groups.length);
       groups.push(group);
-      (chosenRewards[agent] ??= []).push(scored[chosen].reward);
       // Continue from the chosen candidate: its state, and what it hands to the next agent.
       state = scored[chosen].nextState;
       handoff = scored[chosen].handoff;
@@ -95,6 +103,16 @@ export async function playEpisode<C extends { text: string }>(
         break;
       }
     }
+    const turnGroups = groups.slice(first);
+    if (def.settleTurn && turnGroups.length > 0) {
+      const terms = def.settleTurn(turnGroups, env.options);
+      turnGroups.forEach((g, j) => {
+        g.scored = g.scored.map((s, i) => ({ ...s, global: terms[j][i].global, reward: terms[j][i].reward }));
+      });
+    }
+    callbacks.settled?.(turnGroups, first);
   }
+  const chosenRewards: Record<string, number[]> = {};
+  for (const g of groups) (chosenRewards[g.agent] ??= []).push(g.scored[g.chosen].reward);
   return { groups, success, turns, chosenRewards, finalState: state };
 }

@@ -25,7 +25,10 @@ export interface TurnContext<S> {
   handoff: unknown;
 }
 
-/** One candidate answer, scored. reward = local + alpha * global. */
+/**
+ * One candidate answer, scored. reward = local + alpha * global, unless the environment's
+ * formula says otherwise (the puzzles' `env.reward_formula: reference`: local + global).
+ */
 export interface Scored<S> {
   local: number;
   global: number;
@@ -40,6 +43,17 @@ export interface Scored<S> {
   /** What the next agent in the same turn is shown if the episode continues from this answer. */
   handoff: unknown;
 }
+
+/** One (turn, agent) group of a turn, as settleTurn sees it. */
+export interface TurnScores<S> {
+  agent: string;
+  scored: Scored<S>[];
+  /** The candidate the episode continued from. */
+  chosen: number;
+}
+
+/** What settling a turn may change in a candidate's score. */
+export type TeamTerm = Pick<Scored<unknown>, 'global' | 'reward'>;
 
 /**
  * An environment with its agent roles, as the episode workflow and the env activities use it.
@@ -57,8 +71,18 @@ export interface EnvDefinition<S, Options> {
    * harness built around the answer and the state's problem.
    */
   program(agent: string, text: string, state: S): string | null;
-  /** Scores an answer from `state`; `run` is the result of running `program(...)` when it was not null. */
-  score(agent: string, state: S, text: string, run: ProgramRun | null, alpha: number): Scored<S>;
+  /**
+   * Scores an answer from `state`; `run` is the result of running `program(...)` when it was not
+   * null; `options` are the environment's options as `reset` takes them (unset: its defaults).
+   */
+  score(agent: string, state: S, text: string, run: ProgramRun | null, alpha: number, options?: Options): Scored<S>;
+  /**
+   * The team term of one turn's rewards, once every agent of the turn has acted: the turn's
+   * groups in acting order -> each candidate's final `global` and `reward`. What an agent earns
+   * from what came after it in the turn (the reference's `calculate_reward`, called after every
+   * agent's step). Unset: the scores stand as scored.
+   */
+  settleTurn?(groups: TurnScores<S>[], options: Options): TeamTerm[][];
   /**
    * Whether `agent` takes part from `state` (e.g. only the role whose move it is); the episode
    * skips, without sampling, an agent that does not. Unset: every agent of turn_order acts.

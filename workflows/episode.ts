@@ -53,7 +53,7 @@ export async function episode(input: EpisodeInput): Promise<EpisodeSummary> {
   // Episodes started before scoring became a local activity replay with the scoring activity.
   const scorer = patched('scoring-as-local-activity') ? localScoring : scoring;
   const rules = { maxTurns: cfg.env.max_turns, turnOrder: cfg.multi_agent_interaction.turn_order, ifGreedy: cfg.rollout.if_greedy };
-  const played = await playEpisode<CandidateText>(envOf(cfg.env).def, rules, initial, {
+  const played = await playEpisode<CandidateText>(envOf(cfg.env), rules, initial, {
     act: ({ turn, agent, state, handoff, prompt }) => {
       const spec = policyOfAgent(policies, agent);
       const k = input.candidates;

@@ -42,7 +42,7 @@ export async function rolloutDirect(cfg: RunConfig, runId: string, dataDir: stri
   await inWindow(planned.length, cfg.rollout.episode_window ?? planned.length, async (j) => {
     const episodeId = episodeIdOf(runId, 0, j);
     const initial = await env.envReset({ env: cfg.env, seed: planned[j].problemSeed });
-    await playEpisode(envOf(cfg.env).def, rules, initial, {
+    await playEpisode(envOf(cfg.env), rules, initial, {
       act: async ({ turn, agent, prompt }) => {
         const spec = policyOfAgent(policies, agent);
         const sampling = agentByName(cfg, agent).train_llm_config;

@@ -1,5 +1,6 @@
 // Plan-Path's config section (`env.name: plan_path`) and its registry entry.
 import { z } from 'zod';
+import { puzzleCommon, puzzleOptions } from '../puzzle/config.js';
 import { defineEnv, envCommon } from '../shared/config.js';
 import type { EnvDefinition } from '../types.js';
 import { planPath } from './definition.js';
@@ -8,10 +9,11 @@ export const planPathEnv = defineEnv({
   config: z.strictObject({
     name: z.literal('plan_path'),
     ...envCommon,
+    ...puzzleCommon,
     map_size: z.number().int().min(3).max(32).default(5),
     // Tandem: fraction of blocked cells (the reference generates ~22%).
     blocked_ratio: z.number().min(0).max(0.6).default(0.22),
   }),
   definition: planPath as EnvDefinition<unknown, unknown>,
-  options: (c) => ({ options: { mapSize: c.map_size, blockedRatio: c.blocked_ratio }, issues: [] }),
+  options: (c) => ({ options: { mapSize: c.map_size, blockedRatio: c.blocked_ratio, ...puzzleOptions(c) }, issues: [] }),
 });

@@ -3,11 +3,14 @@
 // only simulated on a copy of the state), then plan_agent sees that code, its output and the
 // parsed action, and answers the action after "####" that is applied to the puzzle. Played
 // alone (an L0 single agent), plan_agent gets instructions that do not mention a code agent.
-// This module holds their prompts and rewards (reward = local + alpha * global, global = 1
-// when the puzzle is solved); the puzzle supplies the rest (types.ts). Pure: no I/O.
+// This module holds their prompts and rewards; the puzzle supplies the rest (types.ts). Pure: no
+// I/O. Rewards follow env.reward_formula (types.ts RewardFormula): tandem, reward = local +
+// alpha * global with global = 1 when the action solves the puzzle; or reference, reward = local +
+// the env reward at the end of the turn (global), which for the tool agent is known only once the
+// plan agent has acted (definition.ts settleTurn).
 import type { ChatMessage } from '../types.js';
 import { clip, textAfterAnchor } from '../shared/text.js';
-import type { Puzzle, PuzzleStatus, PuzzleStep, PuzzleText, ToolResult } from './types.js';
+import type { Puzzle, PuzzleStatus, PuzzleStep, PuzzleText, RewardFormula, ToolResult } from './types.js';
 
 export const PUZZLE_AGENTS = ['tool_call_agent', 'plan_agent'] as const;
 export type PuzzleAgent = (typeof PUZZLE_AGENTS)[number];
@@ -123,8 +126,17 @@ export function parsePuzzleAnswer<S extends PuzzleStatus, A>(puzzle: Puzzle<S, A
 
 // ---------------------------------------------------------------- rewards
 
-/** The tool agent's action is simulated on the current state; the environment does not advance. */
-export function scoreTool<S extends PuzzleStatus, A>(puzzle: Puzzle<S, A>, state: S, exec: ToolExecution, alpha: number): PuzzleScore<S, A> {
+/**
+ * The tool agent's action is simulated on the current state; the environment does not advance.
+ * Under the reference formula its team term waits for the plan agent's action (global 0 here).
+ */
+export function scoreTool<S extends PuzzleStatus, A>(
+  puzzle: Puzzle<S, A>,
+  state: S,
+  exec: ToolExecution,
+  alpha: number,
+  formula: RewardFormula = 'tandem',
+): PuzzleScore<S, A> {
   const unchanged = unchangedOf(state);
   if (exec.code === null) return { ...failure(FAILURE_REWARDS.noCode, 'no code'), ...unchanged };
   if (exec.timedOut) return { ...failure(FAILURE_REWARDS.codeError, 'code error: timed out'), ...unchanged };
@@ -135,28 +147,37 @@ export function scoreTool<S extends PuzzleStatus, A>(puzzle: Puzzle<S, A>, state
   if (action === null) return { ...failure(FAILURE_REWARDS.noAction, 'no action list in output'), ...unchanged };
   if (puzzle.isEmpty(action)) return { ...failure(FAILURE_REWARDS.noAction, 'empty action list'), ...unchanged };
   const simulated = puzzle.apply(state, action);
-  const global = simulated.solved ? 1 : 0;
+  const global = formula === 'reference' ? 0 : simulated.solved ? 1 : 0;
   return {
     local: simulated.reward,
     global,
-    reward: simulated.reward + alpha * global,
+    reward: simulated.reward + (formula === 'reference' ? global : alpha * global),
     action,
     outcome: `simulated ${simulated.summary}`,
     ...unchanged,
   };
 }
 
-/** The plan agent's action is applied for real. */
-export function scorePlan<S extends PuzzleStatus, A>(puzzle: Puzzle<S, A>, state: S, text: string, alpha: number): PuzzleScore<S, A> {
+/**
+ * The plan agent's action is applied for real. Under the reference formula its team term is the
+ * env reward of its own action (the state's reward at the end of the turn it ends): 2 x local.
+ */
+export function scorePlan<S extends PuzzleStatus, A>(
+  puzzle: Puzzle<S, A>,
+  state: S,
+  text: string,
+  alpha: number,
+  formula: RewardFormula = 'tandem',
+): PuzzleScore<S, A> {
   const action = parsePuzzleAnswer(puzzle, text);
   if (action === null) return { ...failure(FAILURE_REWARDS.noAction, 'no action list after ####'), ...unchangedOf(state) };
   if (puzzle.isEmpty(action)) return { ...failure(FAILURE_REWARDS.noAction, 'empty action list'), ...unchangedOf(state) };
   const applied: PuzzleStep<S> = puzzle.apply(state, action);
-  const global = applied.solved ? 1 : 0;
+  const global = formula === 'reference' ? applied.reward : applied.solved ? 1 : 0;
   return {
     local: applied.reward,
     global,
-    reward: applied.reward + alpha * global,
+    reward: applied.reward + (formula === 'reference' ? global : alpha * global),
     action,
     nextState: applied.state,
     done: applied.done,
@@ -169,7 +190,9 @@ function unchangedOf<S extends PuzzleStatus>(state: S): { nextState: S; done: bo
   return { nextState: state, done: state.done, solved: state.solved };
 }
 
-// A failed answer earns no global reward, so reward = local whatever alpha is.
+// A failed answer earns no global reward, so reward = local whatever alpha is. Under the reference
+// formula a plan agent without an action steps the env with an empty list, whose env reward is 0
+// in all three of the reference's puzzles: global 0 there too.
 function failure(local: number, outcome: string): { local: number; global: number; reward: number; action: null; outcome: string } {
   return { local, global: 0, reward: local, action: null, outcome };
 }

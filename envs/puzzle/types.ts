@@ -73,3 +73,16 @@ export interface ToolResult<A = unknown> {
   /** The action parsed from the output; null when none could be parsed. */
   actions: A | null;
 }
+
+/**
+ * How a puzzle agent's reward mixes its own term with the team's (`env.reward_formula`):
+ * - tandem: local + alpha x [the action solves the puzzle], every candidate scored on its own;
+ * - reference: the reference's `calculate_reward`: local + the env reward of the last action
+ *   applied in the turn (the plan agent's, when every agent of the turn has acted); alpha unused.
+ */
+export type RewardFormula = 'tandem' | 'reference';
+
+/** The options every puzzle takes beside its own (envs/<puzzle>/config.ts maps them). */
+export interface PuzzleOptions {
+  rewardFormula?: RewardFormula;
+}

@@ -1,5 +1,6 @@
 // Sokoban's config section (`env.name: sokoban`) and its registry entry.
 import { z } from 'zod';
+import { puzzleCommon, puzzleOptions } from '../puzzle/config.js';
 import { defineEnv, envCommon } from '../shared/config.js';
 import type { EnvDefinition } from '../types.js';
 import { sokoban } from './definition.js';
@@ -8,6 +9,7 @@ export const sokobanEnv = defineEnv({
   config: z.strictObject({
     name: z.literal('sokoban'),
     ...envCommon,
+    ...puzzleCommon,
     // Side of the square room, outer walls included (the reference's scripts use 6).
     map_size: z.number().int().min(5).max(16).default(6),
     // Boxes (and targets); the reference's environment uses 1.
@@ -27,7 +29,7 @@ export const sokobanEnv = defineEnv({
   }),
   definition: sokoban as EnvDefinition<unknown, unknown>,
   options: (c) => ({
-    options: { size: c.map_size, boxes: c.boxes, walkSteps: c.walk_steps, searchDepth: c.search_depth, maxSteps: c.max_steps },
+    options: { size: c.map_size, boxes: c.boxes, walkSteps: c.walk_steps, searchDepth: c.search_depth, maxSteps: c.max_steps, ...puzzleOptions(c) },
     issues: [],
   }),
 });

@@ -9,6 +9,7 @@ import { playEpisode } from '../../domain/episodeLoop.js';
 import type { EpisodeSetup, TandemEvent, TurnGroupScoredEvent } from '../../domain/events.js';
 import { mean } from '../../domain/summaries.js';
 import { envOf } from '../../envs/index.js';
+import type { Scored } from '../../envs/types.js';
 import { canonicalJson } from '../projector/hashChain.js';
 
 type EpisodeStarted = Extract<TandemEvent, { type: 'EpisodeStarted' }>;
@@ -66,9 +67,18 @@ export async function replayEpisode(record: EpisodeRecord, setup: EpisodeSetup, 
   const differs = (message: string) => new Differs({ step, message });
   const initial = await fns.envReset({ env: setup.env, seed: record.started.problemSeed });
   const rules = { maxTurns: setup.env.max_turns, turnOrder: setup.turnOrder, ifGreedy: setup.ifGreedy };
+  const compare = (turn: number, agent: string, g: TurnGroupScoredEvent, scored: Scored<unknown>[], fields: readonly (keyof Scored<unknown> & keyof TurnGroupScoredEvent['samples'][number])[], index = step) => {
+    for (const [i, s] of g.samples.entries()) {
+      for (const field of fields) {
+        if (s[field] !== scored[i][field]) {
+          throw new Differs({ step: index, message: `step ${index} (turn ${turn}, ${agent}): candidate ${i} ${field} differs: recorded ${show(s[field])}, re-executed ${show(scored[i][field])}` });
+        }
+      }
+    }
+  };
   let played;
   try {
-    played = await playEpisode(envOf(setup.env).def, rules, initial, {
+    played = await playEpisode(envOf(setup.env), rules, initial, {
       // The recorded candidates, once the record agrees on who acts, from what and shown what.
       act: async ({ turn, agent, state, handoff, prompt }) => {
         const g = record.groups[step];
@@ -85,21 +95,20 @@ export async function replayEpisode(record: EpisodeRecord, setup: EpisodeSetup, 
           return { text: s.text! };
         });
       },
+      // What the scoring decides alone is compared at once; global and reward once the turn is
+      // settled (the env's team term may depend on the agents after this one).
       score: async ({ turn, agent, state }, texts) => {
         const scored = await fns.scoreCandidates({ env: setup.env, agent, state, texts, alpha: setup.alpha });
-        for (const [i, s] of record.groups[step].samples.entries()) {
-          for (const field of ['local', 'global', 'reward', 'outcome', 'done', 'solved'] as const) {
-            if (s[field] !== scored[i][field]) {
-              throw differs(`${at(turn, agent)}: candidate ${i} ${field} differs: recorded ${show(s[field])}, re-executed ${show(scored[i][field])}`);
-            }
-          }
-        }
+        compare(turn, agent, record.groups[step], scored, ['local', 'outcome', 'done', 'solved']);
         return scored;
       },
       played: ({ turn, agent, chosen }) => {
         const g = record.groups[step];
         if (g.chosen !== chosen) throw differs(`${at(turn, agent)}: the episode continued from candidate ${g.chosen}, re-execution chooses ${chosen}`);
         step++;
+      },
+      settled: (groups, first) => {
+        groups.forEach((g, j) => compare(g.turn, g.agent, record.groups[first + j], g.scored, ['global', 'reward'], first + j));
       },
     });
   } catch (err) {

@@ -11,10 +11,11 @@ import type { Scored } from '../../envs/types.js';
 // A counter: each answer is a number added to the state; reaching `goal` solves and ends it.
 // Agent "b" acts only while the state is even. The handoff is the last chosen answer.
 const goal = 10;
-const env = {
+const def = {
   acts: (agent: string, state: unknown) => agent !== 'b' || (state as number) % 2 === 0,
   prompt: (agent: string, ctx: { state: unknown; turn: number; handoff: unknown }) => [{ role: 'user' as const, content: `${agent} ${ctx.turn} ${ctx.state} ${ctx.handoff ?? '-'}` }],
 };
+const env = { def, options: undefined };
 const score = (state: number, text: string): Scored<unknown> => {
   const next = state + Number(text);
   return { local: Number(text), global: 0, reward: Number(text), outcome: '', nextState: next, done: next >= goal, solved: next >= goal, handoff: text };
@@ -63,6 +64,36 @@ test('max_turns ends an episode that is never done', async () => {
   assert.equal(result.turns, 3);
   assert.equal(result.success, false);
   assert.equal(result.finalState, 3);
+});
+
+test('settleTurn: once the turn is over its groups take the settled global and reward; the choice stays the scored one', async () => {
+  // Team term: every candidate of the turn gets the last group's chosen local as global.
+  const settling = {
+    def: {
+      ...def,
+      settleTurn: (groups: { scored: Scored<unknown>[]; chosen: number }[]) => {
+        const last = groups[groups.length - 1];
+        const team = last.scored[last.chosen].local;
+        return groups.map((g) => g.scored.map((s) => ({ global: team, reward: s.local + team })));
+      },
+    },
+    options: undefined,
+  };
+  const settled: [number, string[]][] = [];
+  const result = await playEpisode(settling, { maxTurns: 2, turnOrder: ['a', 'b'], ifGreedy: true }, 0, {
+    act: async (r) => ({ a: ['1', '2'], b: ['3', '2'] })[r.agent]!.map((text) => ({ text })),
+    score: async (r, texts) => texts.map((t) => score(r.state as number, t)),
+    settled: (groups, first) => settled.push([first, groups.map((g) => g.agent)]),
+  });
+  // turn 0: a picks 2, b picks 3 (team 3); turn 1: a picks 2 alone (b skips: state 7 is odd), team 2.
+  assert.deepEqual(settled, [[0, ['a', 'b']], [2, ['a']]]);
+  assert.deepEqual(result.groups.map((g) => g.scored.map((s) => [s.local, s.global, s.reward])), [
+    [[1, 3, 4], [2, 3, 5]],
+    [[3, 3, 6], [2, 3, 5]],
+    [[1, 2, 3], [2, 2, 4]],
+  ]);
+  assert.deepEqual(result.groups.map((g) => g.chosen), [1, 0, 1]);
+  assert.deepEqual(result.chosenRewards, { a: [5, 4], b: [6] });
 });
 
 test('ids are built and parsed in one place', () => {

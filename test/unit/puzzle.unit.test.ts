@@ -11,6 +11,7 @@ import {
   type PuzzleText,
   type ToolResult,
 } from '../../envs/puzzle/index.js';
+import { playEpisode } from '../../domain/episodeLoop.js';
 import { mulberry32, randomInt } from '../../envs/shared/rng.js';
 import { SEED_RANGES, seedRange, splitOfSeed } from '../../envs/shared/seeds.js';
 import { extractCode, textAfterAnchor } from '../../envs/shared/text.js';
@@ -119,6 +120,61 @@ test('plan agent: failures, then an action applied for real, reward = local + al
   assert.equal(start.value, 0, 'input state untouched');
   // Any other agent name is played as the plan agent.
   assert.equal(env.score('someone', start, '#### [2, 3]', null, ALPHA).solved, true);
+});
+
+// ---------------------------------------------------------------- reward formulas
+
+// One hand-computed transcript of the counter (target 5), K = 2, greedy, played by the one episode
+// loop under each env.reward_formula. The tool's code prints its list; 'raise' fails.
+async function transcript(rewardFormula: 'tandem' | 'reference') {
+  const tool = (list: string) => `\`\`\`python\nprint('**Actions List**: ${list}')\n\`\`\``;
+  const answers: Record<string, string[][]> = {
+    tool_call_agent: [[tool('[1]'), '```python\nraise\n```'], [tool('[3]'), tool('[9]')]],
+    plan_agent: [['#### [2]', 'I do not know'], ['#### [3]', '#### [4]']],
+  };
+  const runOf = (text: string): ProgramRun => (text.includes('raise') ? run('', 1) : run(/print\('(.*)'\)/.exec(text)![1]));
+  const options = { target: 5, rewardFormula };
+  return playEpisode({ def: env, options }, { maxTurns: 2, turnOrder: ['tool_call_agent', 'plan_agent'], ifGreedy: true }, env.reset(0, options), {
+    act: async (r) => answers[r.agent][r.turn].map((text) => ({ text })),
+    score: async (r, texts) => texts.map((t) => env.score(r.agent, r.state as Counter, t, r.agent === 'tool_call_agent' ? runOf(t) : null, ALPHA, options)),
+  });
+}
+const table = (played: Awaited<ReturnType<typeof transcript>>) =>
+  played.groups.map((g) => [g.turn, g.agent, g.chosen, g.scored.map((s) => [s.local, s.global, s.reward])]);
+
+test('reward_formula tandem: local + alpha x [solved], each candidate on its own', async () => {
+  const played = await transcript('tandem');
+  // turn 0: tool [1] simulates 1 (0.1), raise: code error -1; plan [2] reaches 2 (0.1), no list -2.
+  // turn 1: tool [3] would solve (1 + 0.5), [9] overshoots (-1); plan [3] solves (1 + 0.5), [4] overshoots (-1).
+  assert.deepEqual(table(played), [
+    [0, 'tool_call_agent', 0, [[0.1, 0, 0.1], [-1, 0, -1]]],
+    [0, 'plan_agent', 0, [[0.1, 0, 0.1], [-2, 0, -2]]],
+    [1, 'tool_call_agent', 0, [[1, 1, 1.5], [-1, 0, -1]]],
+    [1, 'plan_agent', 0, [[1, 1, 1.5], [-1, 0, -1]]],
+  ]);
+  assert.deepEqual([played.success, played.chosenRewards], [true, { tool_call_agent: [0.1, 1.5], plan_agent: [0.1, 1.5] }]);
+});
+
+test("reward_formula reference: the reference's calculate_reward, local + the env reward at the end of the turn", async () => {
+  const played = await transcript('reference');
+  // Plan: its own env reward twice (no list: -2 + 0, the env stepped with []). Tool: its simulated
+  // reward (or failure value) + the chosen plan action's env reward (0.1 in turn 0, 1 in turn 1).
+  assert.deepEqual(table(played), [
+    [0, 'tool_call_agent', 0, [[0.1, 0.1, 0.2], [-1, 0.1, -0.9]]],
+    [0, 'plan_agent', 0, [[0.1, 0.1, 0.2], [-2, 0, -2]]],
+    [1, 'tool_call_agent', 0, [[1, 1, 2], [-1, 1, 0]]],
+    [1, 'plan_agent', 0, [[1, 1, 2], [-1, -1, -2]]],
+  ]);
+  assert.deepEqual([played.success, played.chosenRewards], [true, { tool_call_agent: [0.2, 2], plan_agent: [0.2, 2] }]);
+});
+
+test('reward_formula: a turn without a plan agent adds 0 under the reference; unset options score as tandem', () => {
+  const tool = env.score('tool_call_agent', start, '```python\nx\n```', run('**Actions List**: [5]'), ALPHA, { target: 5, rewardFormula: 'reference' });
+  assert.deepEqual([tool.local, tool.global, tool.reward], [1, 0, 1]);
+  assert.deepEqual(env.settleTurn!([{ agent: 'tool_call_agent', scored: [tool], chosen: 0 }], { target: 5, rewardFormula: 'reference' }), [[{ global: 0, reward: 1 }]]);
+  const plain = env.score('plan_agent', start, '#### [5]', null, ALPHA);
+  assert.deepEqual([plain.global, plain.reward], [1, 1 + ALPHA]);
+  assert.deepEqual(env.settleTurn!([{ agent: 'plan_agent', scored: [plain], chosen: 0 }], { target: 5 }), [[{ global: 1, reward: 1 + ALPHA }]]);
 });
 
 test('prompts: tool instructions, plan with the handoff, plan alone (L0)', () => {

@@ -315,10 +315,10 @@ test('generate rejects unusable options', () => {
 test('the config section maps walk_steps and search_depth; the removed reverse_steps is named', () => {
   for (const file of readdirSync('configs/sokoban').filter((f) => f.endsWith('.yaml'))) {
     const env = sokobanEnv.config.parse(parseYaml(readFileSync(`configs/sokoban/${file}`, 'utf8')).env);
-    assert.deepEqual(sokobanEnv.options(env), { options: { size: 6, boxes: 1, walkSteps: 25, searchDepth: 200, maxSteps: 200 }, issues: [] }, file);
+    assert.deepEqual(sokobanEnv.options(env), { options: { size: 6, boxes: 1, walkSteps: 25, searchDepth: 200, maxSteps: 200, rewardFormula: 'tandem' }, issues: [] }, file);
   }
   assert.deepEqual(sokobanEnv.options(sokobanEnv.config.parse({ name: 'sokoban', walk_steps: 30, search_depth: 100 })).options, {
-    size: 6, boxes: 1, walkSteps: 30, searchDepth: 100, maxSteps: 200,
+    size: 6, boxes: 1, walkSteps: 30, searchDepth: 100, maxSteps: 200, rewardFormula: 'tandem',
   });
   const old = sokobanEnv.config.safeParse({ name: 'sokoban', reverse_steps: 25 });
   assert.ok(!old.success);
