@@ -186,6 +186,9 @@ export const runConfigSchema = z
         // training.train_sample_num = 1 makes every group one sample, whose advantage is always 0:
         // refused unless this says it is meant (e.g. to measure rollout alone).
         allow_singleton_groups: z.boolean().default(false),
+        // Every policy scripted leaves nothing to train: refused unless this says it is meant
+        // (scripted episodes only, e.g. to exercise an environment).
+        allow_no_trainable_policy: z.boolean().default(false),
       })
       .prefault({}),
   })
@@ -254,6 +257,13 @@ function learningIssues(cfg: RunConfig): ConfigIssue[] {
     issues.push({
       path: 'training.train_sample_num',
       message: `1 makes every ${cfg.algorithm} group a single sample, whose advantage is always 0: nothing is learned. Use 2 or more (the reference uses 4 to 8), or set update.allow_singleton_groups: true if that is meant`,
+    });
+  }
+  const models = Object.entries(cfg.base_models);
+  if (models.every(([, m]) => m.scripted) && !cfg.update.allow_no_trainable_policy) {
+    issues.push({
+      path: 'base_models',
+      message: `every policy is scripted (${models.map(([k]) => `base_models.${k}.scripted`).join(', ')}): there is no model to train, so nothing is learned. Make at least one a model, or set update.allow_no_trainable_policy: true to play scripted episodes only`,
     });
   }
   return issues;

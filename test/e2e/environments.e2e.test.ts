@@ -36,6 +36,7 @@ for (const { config, agents, solves } of ENVIRONMENTS) {
   test(`a scripted episode of ${config}`, async () => {
     const cfg = loadRunConfig(config, [
       'base_models.policy_0.scripted=true',
+      'update.allow_no_trainable_policy=true',
       'training.total_training_steps=1',
       'training.train_batch_size=1',
       'training.train_sample_num=2',

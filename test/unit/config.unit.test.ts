@@ -241,4 +241,10 @@ test('configs that cannot learn are refused, naming the key', () => {
   assert.ok(!lr.ok);
   assert.deepEqual(lr.issues.map((i) => i.path), ['update.lr']);
   assert.match(lr.issues[0].message, /learns nothing/);
+  const scripted = loadRunConfig(file, ['base_models.policy_0.scripted=true']);
+  assert.ok(!scripted.ok);
+  assert.deepEqual(scripted.issues.map((i) => i.path), ['base_models']);
+  assert.match(scripted.issues[0].message, /every policy is scripted \(base_models\.policy_0\.scripted\): there is no model to train/);
+  assert.ok(loadRunConfig(file, ['base_models.policy_0.scripted=true', 'update.allow_no_trainable_policy=true']).ok);
+  assert.ok(loadRunConfig('configs/hanabi/hanabi_L0_single_agent.yaml').ok, 'a scripted partner beside a model is fine');
 });

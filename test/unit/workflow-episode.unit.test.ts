@@ -333,7 +333,7 @@ test('samplesByPolicy counts the published samples of each policy (one adapter p
 });
 
 test('a scripted player acts through scriptedTurn on the CPU queue, never through a policy', async () => {
-  const cfg = mathRefine(['base_models.policy_0.scripted=true', 'env.max_turns=2']);
+  const cfg = mathRefine(['base_models.policy_0.scripted=true', 'update.allow_no_trainable_policy=true', 'env.max_turns=2']);
   const ep = await play(cfg, 'scripted/ep0', 71, { candidates: 2 });
   assert.equal(inputsOf(ep.calls, 'agentTurn').length, 0);
   const turns = inputsOf(ep.calls, 'scriptedTurn');
