@@ -184,10 +184,13 @@ def test_ppo_mini_batches_and_epochs_step_as_trl_does(eng, tiny_model, tmp_path)
     model.eval()
 
     # Equal to float summation order: AdamW's early steps move a weight by about lr * g / |g|, which
-    # magnifies that order's noise where g is near zero, so a few elements differ by up to ~1% of
-    # lr; a different step (normaliser, old log-probs, mini-batch) would move most of them by ~lr.
+    # magnifies that order's noise where g is near zero, so single elements can differ by a few % of
+    # lr (2.2% seen on a 2-core AMD EPYC, under 1% on Intel Xeons); a different step (normaliser,
+    # old log-probs, mini-batch) would move most of them by ~lr. So the bulk is held tight (mean,
+    # and 99.9% of elements within 1% of lr: 0.15% seen) and single elements loosely (25% of lr).
     saved = load_file(f"{ours['checkpoint']}/model/model.safetensors")
     theirs = dict(model.named_parameters())
     for name, w in saved.items():
-        d = (w - theirs[name].detach()).abs()
-        assert d.mean().item() < 1e-4 * lr and d.max().item() < 0.02 * lr, (name, d.mean().item(), d.max().item())
+        d = (w - theirs[name].detach()).abs().flatten().double()
+        bulk = torch.quantile(d, 0.999).item()
+        assert d.mean().item() < 1e-4 * lr and bulk < 0.01 * lr and d.max().item() < 0.25 * lr, (name, d.mean().item(), bulk, d.max().item())
