@@ -45,7 +45,7 @@ export interface RunState {
 }
 
 /** The run's progress query, or null if the run does not answer in time (no worker, continuing as new). */
-export async function queryProgress(client: Client, runId: string): Promise<RunProgress | null> {
+async function queryProgress(client: Client, runId: string): Promise<RunProgress | null> {
   const handle = client.workflow.getHandle<typeof trainingRun>(runId);
   return client.withDeadline(Date.now() + QUERY_TIMEOUT_MS, () => handle.query(progressQuery)).catch(() => null);
 }

@@ -9,7 +9,7 @@ const SAMPLE_MS = 5_000;
 const GAUGE = /^tandem_engine_busy_seconds(?:\{[^}]*\})?\s+(\S+)$/gm;
 
 /** The summed busy seconds in a Prometheus exposition; null if the gauge is not in it. */
-export function busySeconds(exposition: string): number | null {
+function busySeconds(exposition: string): number | null {
   const values = [...exposition.matchAll(GAUGE)].map((m) => Number(m[1])).filter(Number.isFinite);
   return values.length === 0 ? null : values.reduce((a, b) => a + b, 0);
 }

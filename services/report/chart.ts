@@ -26,7 +26,7 @@ const COLORS = ['#1f77b4', '#d62728', '#2ca02c', '#ff7f0e', '#9467bd', '#8c564b'
 const FONT = 'DejaVu Sans, Liberation Sans, Arial, sans-serif';
 
 /** The series' points that can be drawn (finite x and y), in x order. */
-export function drawnPoints(s: Series): [number, number][] {
+function drawnPoints(s: Series): [number, number][] {
   return s.points.filter(([x, y]) => Number.isFinite(x) && Number.isFinite(y)).sort((a, b) => a[0] - b[0]);
 }
 

@@ -5,7 +5,7 @@ import { episodePagePath, episodeScore } from './episodes.js';
 import type { Transcript, TranscriptStep } from '../audit/transcript.js';
 import type { RunData } from './load.js';
 
-export function esc(s: string): string {
+function esc(s: string): string {
   return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 }
 

@@ -6,7 +6,7 @@ import { Resvg } from '@resvg/resvg-js';
 import * as echarts from 'echarts';
 import { CHART_SIZE, chartOption, type ChartSpec } from './chart.js';
 
-export function chartSvg(spec: ChartSpec): string {
+function chartSvg(spec: ChartSpec): string {
   const chart = echarts.init(null, null, { renderer: 'svg', ssr: true, ...CHART_SIZE });
   try {
     chart.setOption(chartOption(spec));
