@@ -20,6 +20,9 @@ import { streamRun } from './stream.js';
 
 export const DEFAULT_PORT = 8765;
 
+/** The header a lifecycle POST must carry (static/run.js sends it). */
+const SIGNAL_HEADER = 'x-tandem-dashboard';
+
 const STATIC: Record<string, { file: URL | string; type: string }> = {
   '/': { file: new URL('static/index.html', import.meta.url), type: 'text/html' },
   '/run.html': { file: new URL('static/run.html', import.meta.url), type: 'text/html' },
@@ -104,6 +107,9 @@ async function handle(deps: Deps, req: IncomingMessage, res: ServerResponse, clo
       return streamRun(deps, runId, res, gone);
     }
     if (LIFECYCLE_ACTIONS.includes(what as LifecycleAction) && req.method === 'POST') {
+      // A custom header makes a browser ask first (CORS preflight, which this server never grants)
+      // before another site's page could post here: only the dashboard's own page sends signals.
+      if (req.headers[SIGNAL_HEADER] !== '1') throw new HttpError(403, `${url.pathname}: send it with the header ${SIGNAL_HEADER}: 1 (the dashboard's page does)`);
       const said = await sendLifecycleSignal(deps.temporal, runId, what as LifecycleAction).catch((err: unknown) => {
         throw new HttpError(409, err instanceof Error ? err.message : String(err));
       });

@@ -126,7 +126,12 @@ test("a chart gains a point when an iteration finishes; the run page has no cons
   assert.deepEqual(errors, []);
 });
 
-test('the pause button pauses the run, and resume resumes it', { timeout: 2 * SLOW }, async () => {
+test('the pause button pauses the run, and resume resumes it; a post from elsewhere is refused', { timeout: 2 * SLOW }, async () => {
+  // Without the page's header (as another site's form would post): refused, nothing sent.
+  const foreign = await fetch(new URL(`/api/runs/${runId}/pause`, dashboard.url), { method: 'POST' });
+  assert.equal(foreign.status, 403);
+  assert.match(((await foreign.json()) as { error: string }).error, /x-tandem-dashboard/);
+  assert.notEqual((await handle.query(progressQuery)).status, 'paused');
   await pageUntil('the pause button enabled', () => runPage.locator('#pause').isEnabled(), (on) => on);
   await runPage.click('#pause');
   await pageUntil('the page says paused', status, (s) => s === 'paused');

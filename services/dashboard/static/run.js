@@ -107,7 +107,7 @@ function showRecord(r) {
 async function send(action) {
   for (const b of ['pause', 'resume', 'stop']) $(b).disabled = true; // until the next state
   try {
-    const res = await fetch(`/api/runs/${encodeURIComponent(runId)}/${action}`, { method: 'POST' });
+    const res = await fetch(`/api/runs/${encodeURIComponent(runId)}/${action}`, { method: 'POST', headers: { 'x-tandem-dashboard': '1' } });
     const body = await res.json();
     if (!res.ok) throw new Error(body.error);
     showMessage(body.message);
