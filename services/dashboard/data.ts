@@ -1,7 +1,7 @@
 // What the dashboard's pages show, as JSON: the runs (Postgres' runs table; for a running run also
 // its progress query: status, iteration, ETA), a run's progress, and a run's record: its charts
 // (services/report/charts.ts, as ECharts options), evaluations and training episodes
-// (services/report/load.ts). A run that has ended is not queried: its row in Postgres says it all.
+// (services/report/load.ts). A run whose row says it has ended is not asked: the row says it all.
 // While a run runs, its state also carries the engine's busy fraction (engineBusy.ts).
 import type { Client } from '@temporalio/client';
 import { desc } from 'drizzle-orm';
@@ -44,24 +44,36 @@ export interface RunState {
   engineBusy: number | null;
 }
 
-/** The run's progress query, or null if the run does not answer in time (no worker, continuing as new). */
-async function queryProgress(client: Client, runId: string): Promise<RunProgress | null> {
+/**
+ * What Temporal says of a run Postgres has as running: its progress query's answer; or, when its
+ * workflow was terminated, failed, timed out or cancelled (no RunFinished event then, so its row
+ * stays `running`), that status; null when Temporal does not answer in time. A workflow that
+ * completed is queried too: its final progress says completed or stopped, before the projector does.
+ */
+async function askTemporal(client: Client, runId: string): Promise<RunProgress | { closed: string } | null> {
   const handle = client.workflow.getHandle<typeof trainingRun>(runId);
-  return client.withDeadline(Date.now() + QUERY_TIMEOUT_MS, () => handle.query(progressQuery)).catch(() => null);
+  return client
+    .withDeadline(Date.now() + QUERY_TIMEOUT_MS, async () => {
+      const { status } = await handle.describe();
+      if (status.name !== 'RUNNING' && status.name !== 'COMPLETED') return { closed: status.name.toLowerCase() };
+      return handle.query(progressQuery);
+    })
+    .catch(() => null);
 }
 
 export async function runState(deps: Deps, run: RunRow, now = Date.now()): Promise<RunState> {
-  const [p, busy] = run.status === 'running' ? await Promise.all([queryProgress(deps.temporal, run.runId), deps.engineBusy()]) : [null, null];
-  if (p === null) {
+  const [answer, busy] = run.status === 'running' ? await Promise.all([askTemporal(deps.temporal, run.runId), deps.engineBusy()]) : [null, null];
+  if (answer === null || 'closed' in answer) {
     return {
-      status: run.status,
+      status: answer?.closed ?? run.status,
       iteration: `${run.iterationsDone}/${run.totalIterations} done`,
       fraction: run.totalIterations === 0 ? 1 : run.iterationsDone / run.totalIterations,
       eta: null,
       progress: null,
-      engineBusy: busy,
+      engineBusy: answer === null ? busy : null,
     };
   }
+  const p = answer;
   const eta = etaMs(p, now);
   return { status: p.status, iteration: iterationText(p, false), fraction: fractionDone(p), eta: eta === null ? '?' : formatDuration(eta), progress: p, engineBusy: busy };
 }
