@@ -8,4 +8,4 @@ cd "$root"
 bash infra/setup.sh
 node bin/tandem.js stack up
 node bin/tandem.js train configs/planpath/planpath_L1_prompt.yaml training.total_training_steps=20 training.val_freq=10 \
-  training.val_problems=64 training.validate_sample_num=2 --wait "$@"
+  training.val_problems=128 training.validate_sample_num=2 --wait "$@"
