@@ -147,11 +147,8 @@ export function scoreTool<S extends PuzzleStatus, A>(
   if (action === null) return { ...failure(FAILURE_REWARDS.noAction, 'no action list in output'), ...unchanged };
   if (puzzle.isEmpty(action)) return { ...failure(FAILURE_REWARDS.noAction, 'empty action list'), ...unchanged };
   const simulated = puzzle.apply(state, action);
-  const global = formula === 'reference' ? 0 : simulated.solved ? 1 : 0;
   return {
-    local: simulated.reward,
-    global,
-    reward: simulated.reward + (formula === 'reference' ? global : alpha * global),
+    ...mixed(simulated, alpha, formula, 0),
     action,
     outcome: `simulated ${simulated.summary}`,
     ...unchanged,
@@ -173,17 +170,25 @@ export function scorePlan<S extends PuzzleStatus, A>(
   if (action === null) return { ...failure(FAILURE_REWARDS.noAction, 'no action list after ####'), ...unchangedOf(state) };
   if (puzzle.isEmpty(action)) return { ...failure(FAILURE_REWARDS.noAction, 'empty action list'), ...unchangedOf(state) };
   const applied: PuzzleStep<S> = puzzle.apply(state, action);
-  const global = formula === 'reference' ? applied.reward : applied.solved ? 1 : 0;
   return {
-    local: applied.reward,
-    global,
-    reward: applied.reward + (formula === 'reference' ? global : alpha * global),
+    ...mixed(applied, alpha, formula, applied.reward),
     action,
     nextState: applied.state,
     done: applied.done,
     solved: applied.solved,
     outcome: applied.summary,
   };
+}
+
+/**
+ * An evaluated action's rewards: local is its env reward; global is [solved] under the tandem
+ * formula (reward = local + alpha * global), or the reference formula's team term as far as it is
+ * known when scored, `team` (reward = local + global).
+ */
+function mixed(step: PuzzleStep<unknown>, alpha: number, formula: RewardFormula, team: number): { local: number; global: number; reward: number } {
+  if (formula === 'reference') return { local: step.reward, global: team, reward: step.reward + team };
+  const global = step.solved ? 1 : 0;
+  return { local: step.reward, global, reward: step.reward + alpha * global };
 }
 
 function unchangedOf<S extends PuzzleStatus>(state: S): { nextState: S; done: boolean; solved: boolean } {
