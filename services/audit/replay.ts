@@ -76,9 +76,14 @@ export async function replayEpisode(record: EpisodeRecord, setup: EpisodeSetup, 
       }
     }
   };
+  const env = envOf(setup.env);
+  // An env that settles its turns (settleTurn) may change global and reward after the turn: those
+  // two are compared then; every other field, and all of them for other envs, at once.
+  const settledFields = ['global', 'reward'] as const;
+  const atOnce = env.def.settleTurn ? (['local', 'outcome', 'done', 'solved'] as const) : ([...settledFields, 'local', 'outcome', 'done', 'solved'] as const);
   let played;
   try {
-    played = await playEpisode(envOf(setup.env), rules, initial, {
+    played = await playEpisode(env, rules, initial, {
       // The recorded candidates, once the record agrees on who acts, from what and shown what.
       act: async ({ turn, agent, state, handoff, prompt }) => {
         const g = record.groups[step];
@@ -95,11 +100,9 @@ export async function replayEpisode(record: EpisodeRecord, setup: EpisodeSetup, 
           return { text: s.text! };
         });
       },
-      // What the scoring decides alone is compared at once; global and reward once the turn is
-      // settled (the env's team term may depend on the agents after this one).
       score: async ({ turn, agent, state }, texts) => {
         const scored = await fns.scoreCandidates({ env: setup.env, agent, state, texts, alpha: setup.alpha });
-        compare(turn, agent, record.groups[step], scored, ['local', 'outcome', 'done', 'solved']);
+        compare(turn, agent, record.groups[step], scored, atOnce);
         return scored;
       },
       played: ({ turn, agent, chosen }) => {
@@ -108,7 +111,7 @@ export async function replayEpisode(record: EpisodeRecord, setup: EpisodeSetup, 
         step++;
       },
       settled: (groups, first) => {
-        groups.forEach((g, j) => compare(g.turn, g.agent, record.groups[first + j], g.scored, ['global', 'reward'], first + j));
+        if (env.def.settleTurn) groups.forEach((g, j) => compare(g.turn, g.agent, record.groups[first + j], g.scored, settledFields, first + j));
       },
     });
   } catch (err) {
