@@ -116,7 +116,8 @@ test("a chart gains a point when an iteration finishes; the run page has no cons
   await pageUntil('the charts drawn', () => runPage.locator('[data-chart]').count(), (n) => n === 8);
   const before = await pageUntil('the first iteration on the success chart', () => points('success_rate'), (n) => n >= 1);
   const grown = await pageUntil('a point more on the success chart', () => points('success_rate'), (n) => n > before);
-  assert.equal(grown, before + 1, 'one point per iteration');
+  // One point per recorded iteration: never more points than iterations recorded (two iterations
+  // may land between two of the page's updates on a fast machine, so not exactly before + 1).
   const [recorded] = await pg.db.select({ n: count() }).from(iterations).where(eq(iterations.runId, runId));
   assert.ok(recorded.n >= grown, `${recorded.n} iterations recorded, ${grown} points shown`);
   assert.ok((await points('reward_per_agent')) >= 2 * grown, 'both agents gain a point per iteration');
