@@ -4,9 +4,9 @@
 // (services/report/load.ts). A run whose row says it has ended is not asked: the row says it all.
 // While a run runs, its state also carries the engine's busy fraction (engineBusy.ts).
 import type { Client } from '@temporalio/client';
-import { desc } from 'drizzle-orm';
+import { count, desc, eq } from 'drizzle-orm';
 import type { NodePgDatabase } from 'drizzle-orm/node-postgres';
-import { runs } from '../../infra/db/schema.js';
+import { episodes, evaluations, runs } from '../../infra/db/schema.js';
 import { progressQuery, type RunProgress } from '../../workflows/messages.js';
 import type { trainingRun } from '../../workflows/trainingRun.js';
 import { etaMs, formatDuration, fractionDone, iterationText } from '../cli/progressView.js';
@@ -101,3 +101,17 @@ export async function runRecord(db: NodePgDatabase, runId: string) {
     episodes: d.episodes.map((e) => ({ ...e, score: episodeScore(e) ?? null })),
   };
 }
+
+/**
+ * A key that changes whenever a run's record does: its row (status, iterations done), its episodes
+ * (started, finished) and its evaluations. Three indexed reads, where the record itself is the
+ * report's queries (which aggregate every sample of the run): the live stream reads the record only
+ * when this key changes.
+ */
+export async function recordKey(db: NodePgDatabase, runId: string): Promise<string> {
+  const [row] = await db.select({ status: runs.status, done: runs.iterationsDone }).from(runs).where(eq(runs.runId, runId));
+  const [eps] = await db.select({ started: count(), finished: count(episodes.turns) }).from(episodes).where(eq(episodes.runId, runId));
+  const [evs] = await db.select({ n: count() }).from(evaluations).where(eq(evaluations.runId, runId));
+  return JSON.stringify([row ?? null, eps, evs]);
+}
+
