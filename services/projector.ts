@@ -3,9 +3,9 @@
 // models in one transaction (projector/append.ts); the Kafka offset is committed after the
 // transaction, so a crash re-delivers, never loses.
 import { drizzle } from 'drizzle-orm/node-postgres';
-import pg from 'pg';
 import type { EventEnvelope } from '../domain/events.js';
 import { applyMigrations } from '../infra/db/migrate.js';
+import { openPool } from '../infra/db/pool.js';
 import { makeKafka } from '../infra/kafka/client.js';
 import { MAX_RECORD_BYTES, READY_LINE, stackSettings, TOPICS } from '../infra/settings.js';
 import { appendEvent } from './projector/append.js';
@@ -13,14 +13,23 @@ import { appendEvent } from './projector/append.js';
 const s = stackSettings();
 // The projector writes the schema: a stack whose Postgres was already up gets new migrations here.
 await applyMigrations(s.databaseUrl);
-const pool = new pg.Pool({ connectionString: s.databaseUrl, max: 2 });
-// Postgres going away (a restart, a crash) fails the idle connections: the pool drops them and opens
-// new ones when asked. Unheard, the error would end the process. A write that fails meanwhile fails
-// its message, which kafkajs delivers again (after its retries, by restarting the consumer).
-pool.on('error', (err) => console.error(`projector: a Postgres connection failed (${err.message}); reconnecting on the next write`));
+// A write that fails while Postgres is away fails its message, which kafkajs delivers again
+// (after its retries, by restarting the consumer).
+const pool = openPool(s.databaseUrl, {
+  max: 2,
+  onError: (err) => console.error(`projector: a Postgres connection failed (${err.message}); reconnecting on the next write`),
+});
 const db = drizzle(pool);
 const consumer = makeKafka(s.kafkaBrokers, 'tandem-projector').consumer({ groupId: 'tandem-projector', maxBytesPerPartition: MAX_RECORD_BYTES });
 
+// kafkajs restarts its consumer after a retriable failure (a write failing while Postgres is
+// away, a broker restart). After any other it stops consuming and the process would live on idle:
+// end it instead, so that `stack status` shows the projector down rather than up and silent.
+consumer.on(consumer.events.CRASH, ({ payload }) => {
+  if (payload.restart) return;
+  console.error(`projector: the consumer stopped for good (${payload.error.message}); exiting`);
+  process.exit(1);
+});
 await consumer.connect();
 await consumer.subscribe({ topic: TOPICS.events, fromBeginning: true });
 await consumer.run({

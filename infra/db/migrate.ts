@@ -3,6 +3,7 @@ import { drizzle } from 'drizzle-orm/node-postgres';
 import { migrate } from 'drizzle-orm/node-postgres/migrator';
 import pg from 'pg';
 import { projectPath } from '../settings.js';
+import { openPool } from './pool.js';
 
 /** Does the server take queries? (Its port opens before it does: "the database system is starting up".) */
 export async function acceptsQueries(databaseUrl: string): Promise<boolean> {
@@ -35,7 +36,7 @@ export async function ensureDatabase(databaseUrl: string): Promise<void> {
 }
 
 export async function applyMigrations(databaseUrl: string): Promise<void> {
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
+  const pool = openPool(databaseUrl, { max: 1 });
   try {
     await migrate(drizzle(pool), { migrationsFolder: projectPath('infra/db/migrations') });
   } finally {

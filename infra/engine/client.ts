@@ -51,6 +51,9 @@ export class EngineClient {
       env: { ...process.env, HF_HUB_OFFLINE: '1', TRANSFORMERS_OFFLINE: '1', PYTHONUNBUFFERED: '1', ...threads(this.device) },
     });
     this.proc = proc;
+    // A request written just as the engine dies fails with EPIPE on stdin. Unheard, that error
+    // would end the worker; the engine's 'exit' below fails the request (Temporal retries it).
+    proc.stdin.on('error', (err) => this.log(`[engine] stdin: ${err.message}`));
     createInterface({ input: proc.stderr }).on('line', (l) => this.log(`[engine] ${l}`));
     this.ready = new Promise<void>((resolve, reject) => {
       let started = false;

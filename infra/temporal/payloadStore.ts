@@ -20,7 +20,8 @@ import { createHash } from 'node:crypto';
 import { ExternalStorage, StorageDriverClaim, type Payload, type StorageDriver, type StorageDriverStoreContext } from '@temporalio/common';
 // (the SDK's own reading of its claim payloads; not re-exported at its top level)
 import { decodeReferencePayload, isReferencePayload } from '@temporalio/common/lib/internal-non-workflow/extstore-helpers';
-import pg from 'pg';
+import type pg from 'pg';
+import { openPool } from '../db/pool.js';
 
 /** Payloads larger than this go to the store (the SDK's default is 256 KiB). */
 export const PAYLOAD_THRESHOLD_BYTES = 4 * 1024;
@@ -81,8 +82,7 @@ export class PostgresPayloadDriver implements StorageDriver {
  * idle (a CLI command needs no close), and survives Postgres dropping its connections (a restart).
  */
 export function tandemDataConverter(databaseUrl: string): { externalStorage: ExternalStorage } {
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: 4, allowExitOnIdle: true });
-  pool.on('error', () => {});
+  const pool = openPool(databaseUrl, { max: 4, allowExitOnIdle: true });
   return { externalStorage: new ExternalStorage({ drivers: [new PostgresPayloadDriver(pool)], payloadSizeThreshold: PAYLOAD_THRESHOLD_BYTES }) };
 }
 
@@ -104,7 +104,7 @@ export async function inlineClaims(node: unknown, databaseUrl: string): Promise<
   };
   visit(node);
   if (found.length === 0) return 0;
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
+  const pool = openPool(databaseUrl, { max: 1 });
   try {
     const payloads = await new PostgresPayloadDriver(pool).retrieve({}, found.map((f) => f.claim));
     found.forEach((f, i) => Object.assign(f.payload, payloads[i]));

@@ -1,7 +1,7 @@
 // Clients for the test stack that infra/test.sh brings up (settings from infra/test-env.sh).
 import { Client, Connection } from '@temporalio/client';
 import { drizzle } from 'drizzle-orm/node-postgres';
-import pg from 'pg';
+import { openPool } from '../../infra/db/pool.js';
 import { makeKafka } from '../../infra/kafka/client.js';
 import { stackSettings } from '../../infra/settings.js';
 import { tandemDataConverter } from '../../infra/temporal/payloadStore.js';
@@ -16,6 +16,6 @@ export async function temporal(): Promise<{ client: Client; close: () => Promise
 export const kafka = () => makeKafka(settings.kafkaBrokers, `tandem-test-${process.pid}`);
 
 export function database() {
-  const pool = new pg.Pool({ connectionString: settings.databaseUrl, max: 2 });
+  const pool = openPool(settings.databaseUrl, { max: 2 });
   return { db: drizzle(pool), pool, close: () => pool.end() };
 }
