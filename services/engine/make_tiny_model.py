@@ -1,10 +1,10 @@
-"""Build a tiny, fully offline chat LM for the Plan-Path grid task.
+"""Build a tiny, fully offline chat LM for the move-list puzzles (Plan-Path and Sokoban).
 
     python make_tiny_model.py --corpus FILE.jsonl --out DIR [--seed 0] [--sft-steps N]
 
 Phases (each timed on stderr):
   1. corpus: JSONL transcripts {"messages": [..., {"role": "assistant", ...}]} written by
-     services/engine/corpus/planpath.ts with the environment's real prompts, answered right
+     services/engine/corpus/demos.ts with the environments' real prompts, answered right
      about half the time, so the warm-started model is in format but imperfect (RL needs
      diverse rewards);
   2. byte-level BPE tokenizer (tokenizers library, vocab 1024) trained on that corpus,
@@ -182,7 +182,7 @@ def main(argv=None):
     ap.add_argument("--batch-size", type=int, default=8)
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--corpus", required=True, help="JSONL of {\"messages\": [...]} transcripts (last message = "
-                    "the assistant's reply), e.g. from services/engine/corpus/planpath.ts")
+                    "the assistant's reply), e.g. from services/engine/corpus/demos.ts")
     args = ap.parse_args(argv)
     if os.environ.get("TANDEM_TORCH_THREADS"):
         torch.set_num_threads(int(os.environ["TANDEM_TORCH_THREADS"]))
