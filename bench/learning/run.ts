@@ -1,7 +1,7 @@
 // Proof of learning: the reference's results table in small, on this machine's stack.
 //   node --import tsx bench/learning/run.ts [--suite planpath|sokoban|smollm2-math|smollm2-arith] [--tokens N]
 //                                           [--val-problems N] [--val-samples N] [--batch N] [--map N] [--seeds N]
-//                                           [--rows id,id,...] [--stamp S]
+//                                           [--rows id,id,...] [--stamp S] [--set key=value,...]
 // --suite planpath (the default): Plan-Path (map N x N) with the tiny model; sokoban: Sokoban (room
 // N x N, one box) with the tiny model; smollm2-math: math with SmolLM2-135M-Instruct
 // (configs/smollm2/). Every training row trains until its updates have consumed N sampled response
@@ -11,6 +11,7 @@
 // (training.seed) and sampling seeds (the run id); the table gives each seed's held-out success,
 // their mean and a 95% interval for the mean (Student's t over the seeds: the run-to-run spread,
 // which is larger than one evaluation's), and which rows' intervals are apart.
+// --set key=value,... adds config overrides (dotted keys, as `tandem train` takes) to every row.
 // --stamp S continues an interrupted bench: its runs and evaluations (workflow ids learn-S-<row>)
 // are attached to where they are, running or finished, instead of started again.
 // Uses the stack the TANDEM_* settings point at (`npx tandem stack up` first). Prints one line
@@ -101,6 +102,7 @@ const map = Number(arg('map', suite === 'sokoban' ? '6' : '5'));
 const seeds = Number(arg('seeds', '3'));
 const only = arg('rows', ROWS.map((r) => r.id).join(',')).split(',');
 const stamp = arg('stamp', new Date().toISOString().slice(0, 16).replace(/[-:T]/g, ''));
+const extra = arg('set', '').split(',').filter(Boolean);
 
 /** Starts the workflow, or attaches to the one of that id (running, or finished: --stamp). */
 async function startOrAttach<T extends Workflow>(client: Client, wf: T, options: WorkflowStartOptions<T>): Promise<WorkflowHandle<T>> {
@@ -137,6 +139,7 @@ function config(row: Row, seed = 0): RunConfig {
     `training.val_problems=${valProblems}`,
     `training.validate_sample_num=${valSamples}`,
     `algorithm=${row.algorithm ?? 'at_grpo'}`,
+    ...extra,
   ]);
   if (!loaded.ok) throw new Error(`${row.file}: ${JSON.stringify(loaded.issues)}`);
   return loaded.config;
@@ -222,7 +225,7 @@ async function main(): Promise<void> {
 
 Machine: ${cpu.length} x ${cpu[0]?.model ?? 'CPU'}, no GPU. Stack: the local Temporal, Kafka, Postgres and workers.
 ${puzzle ? `${suite === 'planpath' ? 'Plan-Path' : 'Sokoban, one box,'} ${map}x${map}, max_turns and rewards as in the configs; model: the tiny model infra/setup.sh builds
-(.tools/models/tandem-tiny).` : `Math (the project's generated arithmetic and word problems), max_turns, lengths and rewards as in
+(${config(ROWS[4]).base_models.policy_0.path}).${extra.length ? ` Overrides: ${extra.join(', ')}.` : ''}` : `Math (the project's generated arithmetic and word problems), max_turns, lengths and rewards as in
 configs/smollm2/${suite === 'smollm2-arith' ? ', on one-step arithmetic problems (a + b, a - b with two-digit numbers, a x b with a of 2-12; no held-out question among the training ones)' : ''}; model: SmolLM2-135M-Instruct (.tools/models/smollm2-135m-instruct).`} Training rows: ${batch} problems per iteration, K = ${config(ROWS[4]).training.train_sample_num},
 each config's own update settings, run until their updates consumed ${budget} sampled response tokens (the
 iteration in flight then finishes). Evaluation: the same ${valProblems} held-out problems (validation seeds) for
