@@ -64,6 +64,9 @@ export const TOPICS = {
   trajectories: 'tandem.trajectories',
 } as const;
 
+/** The projector's consumer group on the events topic (its committed offsets say how far Postgres has got). */
+export const PROJECTOR_GROUP = 'tandem-projector';
+
 /**
  * Kafka's size limit, in bytes: the broker's message.max.bytes, each topic's max.message.bytes and
  * the consumers' fetch size per partition are set to it. The broker applies it to a produce

@@ -7,7 +7,7 @@ import type { EventEnvelope } from '../domain/events.js';
 import { applyMigrations } from '../infra/db/migrate.js';
 import { openPool } from '../infra/db/pool.js';
 import { makeKafka } from '../infra/kafka/client.js';
-import { MAX_RECORD_BYTES, READY_LINE, stackSettings, TOPICS } from '../infra/settings.js';
+import { MAX_RECORD_BYTES, PROJECTOR_GROUP, READY_LINE, stackSettings, TOPICS } from '../infra/settings.js';
 import { appendEvent } from './projector/append.js';
 
 const s = stackSettings();
@@ -20,7 +20,7 @@ const pool = openPool(s.databaseUrl, {
   onError: (err) => console.error(`projector: a Postgres connection failed (${err.message}); reconnecting on the next write`),
 });
 const db = drizzle(pool);
-const consumer = makeKafka(s.kafkaBrokers, 'tandem-projector').consumer({ groupId: 'tandem-projector', maxBytesPerPartition: MAX_RECORD_BYTES });
+const consumer = makeKafka(s.kafkaBrokers, PROJECTOR_GROUP).consumer({ groupId: PROJECTOR_GROUP, maxBytesPerPartition: MAX_RECORD_BYTES });
 
 // kafkajs restarts its consumer after a retriable failure (a write failing while Postgres is
 // away, a broker restart). After any other it stops consuming and the process would live on idle:

@@ -1,4 +1,6 @@
-// The exactly-once property of a finished run, checked from Postgres's `events` table alone:
+// The exactly-once property of a finished run, checked from Postgres's `events` table alone
+// (once the projector has stored every event on the topic: the run's streams sit on different
+// partitions, so its RunFinished can reach Postgres before another stream's earlier events):
 //   - for every (iteration, policy) there is exactly one SamplesConsumed and one UpdateApplied;
 //   - the sample ids a SamplesConsumed lists are exactly the sample ids of that iteration's
 //     TurnGroupScored events for that policy (training episodes; evaluations train nothing);
@@ -7,9 +9,10 @@
 import assert from 'node:assert/strict';
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import { events } from '../../infra/db/schema.js';
+import { PROJECTOR_GROUP, TOPICS } from '../../infra/settings.js';
 import type { TandemEvent } from '../../domain/events.js';
 import { eventually } from './eventually.js';
-import { database } from './stack.js';
+import { database, kafka } from './stack.js';
 
 type Of<T extends TandemEvent['type']> = Extract<TandemEvent, { type: T }>;
 
@@ -23,6 +26,7 @@ export async function assertExactlyOnce(runId: string, opts: { iterations: numbe
         .from(events)
         .where(and(inArray(events.type, types), eq(sql`${events.data}->>'runId'`, runId)));
     await eventually(`RunFinished of ${runId} in Postgres`, async () => ((await runEvents(['RunFinished'])).length > 0 ? true : undefined), 300_000);
+    await projectorCaughtUp();
     const rows = await runEvents(['EpisodeStarted', 'TurnGroupScored', 'SamplesConsumed', 'UpdateApplied']);
     const of = <T extends TandemEvent['type']>(type: T) => rows.filter((r) => r.type === type).map((r) => r.data as Of<T>);
     // Evaluation episodes score groups too, but publish nothing for updates.
@@ -68,5 +72,28 @@ export async function assertExactlyOnce(runId: string, opts: { iterations: numbe
     return { samples: consumedBy.size };
   } finally {
     await pg.close();
+  }
+}
+
+/**
+ * Waits until the projector has stored every event now on the events topic: its group's
+ * committed offsets (committed after each event's Postgres transaction) reach every partition's end.
+ */
+async function projectorCaughtUp(): Promise<void> {
+  const admin = kafka().admin();
+  await admin.connect();
+  try {
+    await eventually(
+      'the projector to store every event on the topic',
+      async () => {
+        const ends = await admin.fetchTopicOffsets(TOPICS.events);
+        const [group] = await admin.fetchOffsets({ groupId: PROJECTOR_GROUP, topics: [TOPICS.events] });
+        const committed = new Map(group.partitions.map((p) => [p.partition, Math.max(0, Number(p.offset))]));
+        return ends.every((e) => (committed.get(e.partition) ?? 0) >= Number(e.high)) ? true : undefined;
+      },
+      300_000,
+    );
+  } finally {
+    await admin.disconnect();
   }
 }
