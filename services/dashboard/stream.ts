@@ -2,9 +2,10 @@
 // (`state`: the progress query's status, iteration and ETA) and, when it changed, its record
 // (`record`: charts, evaluations, episodes, from Postgres). The record is read again only when its
 // key changes (data.ts recordKey: a few indexed reads), or every RECORD_MAX_AGE_MS whatever (rows
-// the key does not count, such as samples projected after their episode's row, show by then). A run that Postgres does not have (yet:
-// the projector records a run's start shortly after it starts) gives a `failure` event naming it,
-// and the stream carries on, so the page fills in once it is there.
+// the key does not count, such as samples projected after their episode's row, show by then). A
+// run that Postgres does not have (yet: the projector records a run's start shortly after it
+// starts) gives a `failure` event naming it, and the stream carries on, so the page fills in once
+// it is there.
 import type { ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { recordKey, runRecord, runState, type Deps } from './data.js';
@@ -16,17 +17,19 @@ const RECORD_MAX_AGE_MS = 30_000;
 export async function streamRun(deps: Deps, runId: string, res: ServerResponse, signal: AbortSignal): Promise<void> {
   res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', connection: 'keep-alive' });
   const send = (event: string, json: string) => res.write(`event: ${event}\ndata: ${json}\n\n`);
-  let lastRecord = '';
-  let last: { key: string; at: number; record: Awaited<ReturnType<typeof runRecord>> } | undefined;
+  let last: { key: string; at: number; record: Awaited<ReturnType<typeof runRecord>>; json: string } | undefined;
   while (!signal.aborted) {
     try {
       const key = await recordKey(deps.db, runId);
+      let changed = false;
       if (!last || key !== last.key || Date.now() - last.at >= RECORD_MAX_AGE_MS) {
-        last = { key, at: Date.now(), record: await runRecord(deps.db, runId) };
+        const record = await runRecord(deps.db, runId);
+        const json = JSON.stringify(record);
+        changed = json !== last?.json; // a re-read after RECORD_MAX_AGE_MS usually finds the same record
+        last = { key, at: Date.now(), record, json };
       }
       send('state', JSON.stringify(await runState(deps, last.record.run)));
-      const json = JSON.stringify(last.record);
-      if (json !== lastRecord) send('record', (lastRecord = json));
+      if (changed) send('record', last.json);
     } catch (err) {
       send('failure', JSON.stringify({ error: err instanceof Error ? err.message : String(err) }));
     }

@@ -17,7 +17,14 @@ const INSTANCES = 200;
 function check<S extends PuzzleStatus>(name: string, source: MoveListDemoSource<S>) {
   test(`${name} demonstrations: the episodes' prompts, parseable answers, right only part of the time`, () => {
     const states: S[] = [];
-    const recording = { ...source, instance: (i: number, rng: () => number) => (states.push(source.instance(i, rng)), states.at(-1)!) };
+    const recording = {
+      ...source,
+      instance: (i: number, rng: () => number) => {
+        const state = source.instance(i, rng);
+        states.push(state);
+        return state;
+      },
+    };
     const transcripts = [...moveListDemos(recording, INSTANCES, mulberry32(7))];
     assert.equal(transcripts.length, 3 * INSTANCES, 'three transcripts per instance');
     const solved = { tool: 0, withTool: 0, alone: 0 };
