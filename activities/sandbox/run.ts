@@ -1,6 +1,5 @@
 // runSandboxed: runs one model-written Python program in the sandbox and reports what happened.
 // See "The sandbox" in docs/ARCHITECTURE.md for the mechanism and its limits.
-import { spawn } from 'node:child_process';
 import { constants as fsConstants } from 'node:fs';
 import { access, chmod, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -8,6 +7,7 @@ import { join } from 'node:path';
 import { projectRoot } from '../../infra/settings.js';
 import { fakeEtc, INNER_ID, sandboxCommand, STATUS_FD, TOOLS } from './command.js';
 import { type Limits, outputKillBytes, resolveLimits, type SandboxOptions } from './limits.js';
+import { launch, LauncherDied } from './launcher.js';
 import { killInside, killUid } from './processes.js';
 import { acquireSlot, releaseSlot, uidOfSlot } from './slots.js';
 
@@ -120,12 +120,8 @@ function spawnSandbox(
 ): Promise<{ result: SandboxResult; clean: boolean }> {
   const start = performance.now();
   return new Promise((resolve, reject) => {
-    // detached: a new session and process group, killed as a whole.
-    const child = spawn(cmd.file, cmd.args, {
-      detached: true,
-      stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
-      env: { PATH: '/usr/bin:/bin' },
-    });
+    // Through the launcher (launcher.ts): a new session and process group, killed as a whole.
+    const child = launch(cmd.file, cmd.args, { env: { PATH: '/usr/bin:/bin' }, stdin });
     const out = new Capped(limits.outputBytes);
     const err = new Capped(limits.outputBytes);
     const killAt = outputKillBytes(limits.outputBytes);
@@ -133,15 +129,6 @@ function spawnSandbox(
     let ourKill: 'timeout' | 'output' | null = null;
     let spawnError: Error | null = null;
 
-    const killGroup = () => {
-      // Never once it has been reaped: its pid (the group's id) may belong to another process by then.
-      if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
-      try {
-        process.kill(-child.pid, 'SIGKILL');
-      } catch {
-        /* already gone */
-      }
-    };
     // Stopping a run kills the sandbox's processes inside bwrap's pid namespace (as its uid);
     // bwrap then exits, and `unshare` reaps it. Killing the process group (unshare included) is
     // the fallback if that finds nothing yet (bwrap still setting up) or does not end the run.
@@ -149,35 +136,23 @@ function spawnSandbox(
     const stop = (reason: 'timeout' | 'output') => {
       if (ourKill !== null) return;
       ourKill = reason;
-      fallback = setTimeout(killGroup, 1000);
-      void killInside(uid, child.pid ?? -1).then((killed) => killed || killGroup(), killGroup);
+      fallback = setTimeout(() => child.kill(), 1000);
+      void killInside(uid, child.pid ?? -1).then((killed) => killed || child.kill(), () => child.kill());
     };
     const timer = setTimeout(() => stop('timeout'), limits.timeoutMs);
-    const onOutput = (sink: Capped) => (b: Buffer) => {
+    child.on('data', (fd: number, b: Buffer) => {
+      if (fd === STATUS_FD) return void (status += b.toString('utf8'));
+      const sink = fd === 1 ? out : err;
       sink.push(b);
       if (sink.total > killAt) stop('output');
-    };
-    child.stdout!.on('data', onOutput(out));
-    child.stderr!.on('data', onOutput(err));
-    const statusStream = child.stdio[STATUS_FD] as NodeJS.ReadableStream;
-    statusStream.on('data', (b: Buffer) => (status += b.toString('utf8')));
-    child.stdin!.on('error', () => {}); // the program may exit without reading its input
-    child.stdin!.end(stdin);
-
-    let grace: NodeJS.Timeout | undefined;
-    let clean = false;
-    child.on('exit', (code) => {
-      clean = code !== null;
-      // Nothing in the sandbox outlives bwrap; if a pipe stays open anyway, stop waiting for it.
-      grace = setTimeout(() => {
-        for (const s of [child.stdout, child.stderr, statusStream]) (s as NodeJS.ReadableStream & { destroy(): void }).destroy();
-      }, 1000);
     });
-    child.on('error', (e) => (spawnError = e));
+    let clean = false;
+    child.on('exit', (code: number | null) => (clean = code !== null));
+    child.on('error', (e: Error) => (spawnError = e));
     child.on('close', () => {
       clearTimeout(timer);
-      clearTimeout(grace);
       clearTimeout(fallback);
+      if (spawnError instanceof LauncherDied) return reject(spawnError);
       if (spawnError) return reject(new SandboxUnavailableError(`sandbox: cannot start ${cmd.file}: ${spawnError.message}`));
       const exit = /"exit-code"\s*:\s*(\d+)/.exec(status);
       if (!exit && ourKill === null) {

@@ -15,6 +15,7 @@ import { engineKey, policyRef } from '../../policy/ref.js';
 import { agentByName } from '../../configs/schema.js';
 import { policiesOf, policyOfAgent } from '../../policy/spec.js';
 import { inWindow } from '../../workflows/inWindow.js';
+import { childrenOf, minus, schedOf, type Sched } from './sched.js';
 
 export interface RolloutFigures {
   seconds: number;
@@ -22,6 +23,10 @@ export interface RolloutFigures {
   turns: number;
   /** Seconds the engine spent prefilling and decoding (its `stats`). */
   engineSeconds: number;
+  /** The engine's decoding steps (one forward over its running batch). */
+  engineSteps: number;
+  /** The engine process's seconds on a core, and runnable but waiting for one. */
+  engineSched: Sched;
 }
 
 /** Plays iteration 0 of `cfg` for run id `runId`; the engine's own data folder is `dataDir`. */
@@ -33,7 +38,9 @@ export async function rolloutDirect(cfg: RunConfig, runId: string, dataDir: stri
   const deps = { engine, device: 'cpu', dataDir };
   // As a run does (its policyVersion activities), the policies are loaded before the episodes start.
   for (const spec of policies.filter((p) => p.kind !== 'scripted')) await ensurePolicy(deps, policyRef(runId, spec, cfg));
-  const busy0 = (await engine.request<EngineStats>('stats', {})).busy_seconds;
+  const stats0 = await engine.request<EngineStats>('stats', {});
+  const [enginePid] = childrenOf(process.pid);
+  const sched0 = schedOf(enginePid);
   const planned = planIteration(cfg.algorithm, cfg.training.seed, 0, cfg.training.train_batch_size, cfg.training.train_sample_num);
   const rules = { maxTurns: cfg.env.max_turns, turnOrder: cfg.multi_agent_interaction.turn_order, ifGreedy: cfg.rollout.if_greedy };
   let generatedTokens = 0;
@@ -70,7 +77,8 @@ export async function rolloutDirect(cfg: RunConfig, runId: string, dataDir: stri
     });
   });
   const seconds = (performance.now() - t0) / 1000;
-  const engineSeconds = (await engine.request<EngineStats>('stats', {})).busy_seconds - busy0;
+  const engineSched = minus(schedOf(enginePid), sched0);
+  const stats1 = await engine.request<EngineStats>('stats', {});
   await engine.stop();
-  return { seconds, generatedTokens, turns, engineSeconds };
+  return { seconds, generatedTokens, turns, engineSeconds: stats1.busy_seconds - stats0.busy_seconds, engineSteps: stats1.steps - stats0.steps, engineSched };
 }

@@ -11,9 +11,9 @@ import type { RunConfig } from '../../configs/schema.js';
 import { episodeIdOf } from '../../domain/ids.js';
 import { CPU_QUEUE, stackSettings } from '../../infra/settings.js';
 import { fetchRecorded } from '../../infra/temporal/histories.js';
-import { progressQuery } from '../../workflows/messages.js';
 import { trainingRun } from '../../workflows/trainingRun.js';
 import type { RolloutFigures } from './direct.js';
+import { minus, schedOf, type Sched } from './sched.js';
 
 export interface StackFigures extends RolloutFigures {
   /** CPU seconds of each stack process during the rollout. */
@@ -105,25 +105,26 @@ export async function rolloutThroughStack(client: Client, cfg: RunConfig, runId:
   const cpu = () => Object.fromEntries(Object.entries(pids).map(([n, p]) => [n, cpuOf(p)]));
   const tokens0 = await metric('tandem_generated_tokens_total');
   const engine0 = await metric('tandem_engine_busy_seconds'); // loading a policy is not busy time
+  const steps0 = await metric('tandem_engine_decode_steps');
   const scoring0 = await scoringSoFar();
+  // Every 100 ms, each process's CPU seconds and the engine's scheduling, read from /proc: no
+  // request to the stack while it runs (a progress query every 100 ms would itself load Temporal
+  // and the CPU worker, ten times what `tandem train --wait` asks).
+  const samples: { at: number; cpu: Record<string, number>; sched: Sched }[] = [];
+  const sample = () => samples.push({ at: Date.now(), cpu: cpu(), sched: schedOf(pids.engine) });
+  sample();
+  const sampler = setInterval(sample, 100);
   const handle = await client.workflow.start(trainingRun, { taskQueue: CPU_QUEUE, workflowId: runId, args: [{ config: cfg }] });
-  // The CPU seconds count from the first episode on (the run's start loads the policies first).
-  let cpu0: Record<string, number> | undefined;
-  for (;;) {
-    const p = await handle.query(progressQuery).catch(() => undefined);
-    // A run that ended before its rollout was measured (a bad config, a worker on older code) ends the bench with its failure.
-    if (!p && (await handle.describe()).status.name !== 'RUNNING') await handle.result();
-    if (!cpu0 && p && (p.episodesInFlight > 0 || p.episodesDone > 0)) cpu0 = cpu();
-    if (p && (p.status === 'updating' || p.iteration > 0 || (p.episodesDone >= episodes && p.episodesInFlight === 0))) break;
-    await new Promise((r) => setTimeout(r, 100));
+  try {
+    await handle.result(); // one iteration: the policies loaded, the rollout, the update
+  } finally {
+    clearInterval(sampler);
   }
-  const cpu1 = cpu();
-  const cpuSeconds = Object.fromEntries(Object.entries(cpu1).map(([n, s]) => [n, s - (cpu0 ?? cpu1)[n]]));
   const generatedTokens = (await metric('tandem_generated_tokens_total')) - tokens0;
   const engineSeconds = (await metric('tandem_engine_busy_seconds')) - engine0;
+  const engineSteps = (await metric('tandem_engine_decode_steps')) - steps0;
   const scoring1 = await scoringSoFar();
   const scoringMs = (1000 * (scoring1.seconds - scoring0.seconds)) / Math.max(1, scoring1.calls - scoring0.calls);
-  await handle.result();
   const dispatchMs: number[] = [];
   const betweenTurnsMs: number[] = [];
   let turns = 0;
@@ -138,6 +139,11 @@ export async function rolloutThroughStack(client: Client, cfg: RunConfig, runId:
     first = Math.min(first, ms(events[0]?.eventTime));
     last = Math.max(last, ms(events.at(-1)?.eventTime));
   }
-  // The rollout: from the first episode's start to the last one's end (their histories' clocks).
-  return { seconds: (last - first) / 1000, generatedTokens, turns, engineSeconds, cpuSeconds, dispatchMs, betweenTurnsMs, scoringMs };
+  // The rollout: from the first episode's start to the last one's end (their histories' clocks,
+  // this machine's); the CPU figures from the samples nearest to both.
+  const near = (t: number) => samples.reduce((best, x) => (Math.abs(x.at - t) < Math.abs(best.at - t) ? x : best));
+  const [s0, s1] = [near(first), near(last)];
+  const cpuSeconds = Object.fromEntries(Object.keys(pids).map((n) => [n, s1.cpu[n] - s0.cpu[n]]));
+  const engineSched = minus(s1.sched, s0.sched);
+  return { seconds: (last - first) / 1000, generatedTokens, turns, engineSeconds, engineSteps, engineSched, cpuSeconds, dispatchMs, betweenTurnsMs, scoringMs };
 }

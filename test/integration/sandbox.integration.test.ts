@@ -3,11 +3,12 @@
 // sandbox is left on the host (no process of its uids, no host folder) and that this process
 // (standing in for the worker) still runs sandboxed programs promptly.
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { after, test } from 'node:test';
 import {
   activeSandboxes,
@@ -357,6 +358,78 @@ print('leaving')
   await new Promise((res) => setTimeout(res, 1500));
   assert.equal(existsSync(marker), false);
   await assertContainedAndHealthy();
+});
+
+/** The host pid's parent, and its command line (empty once it is gone). */
+function hostProcess(pid: number): { ppid: number; cmdline: string } {
+  try {
+    const ppid = Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')[1]);
+    return { ppid, cmdline: readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ') };
+  } catch {
+    return { ppid: 0, cmdline: '' };
+  }
+}
+
+/** Pids of the processes of a sandbox uid in [first, last] whose name is python. */
+function sandboxPythons(uids = { first, last }): number[] {
+  return readdirSync('/proc')
+    .filter((p) => /^\d+$/.test(p))
+    .filter((p) => {
+      try {
+        const status = readFileSync(`/proc/${p}/status`, 'utf8');
+        const uid = Number(/^Uid:\s+(\d+)/m.exec(status)?.[1]);
+        return /^Name:\s+python/m.test(status) && uid >= uids.first && uid <= uids.last;
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+test('programs are started by the launcher, never forked from the worker itself', async () => {
+  // A fork from the worker copies its page tables, a cost that grows with its memory (launcher.mjs).
+  const runs = [runSandboxed('import time\ntime.sleep(2)\n', UNHURRIED), runSandboxed('import time\ntime.sleep(2)\n', UNHURRIED)];
+  let pythons: number[] = [];
+  for (let waited = 0; pythons.length < 2 && waited < 60_000; waited += 50) {
+    await new Promise((r) => setTimeout(r, 50));
+    pythons = sandboxPythons();
+  }
+  assert.equal(pythons.length, 2, 'the two programs did not start');
+  const launchers = new Set<number>();
+  for (const pid of pythons) {
+    // Up the host's process tree from the program: bwrap, unshare, then the launcher, a child of this process.
+    let p = pid;
+    while (p > 1 && hostProcess(p).ppid !== process.pid) p = hostProcess(p).ppid;
+    assert.equal(hostProcess(p).ppid, process.pid, `program ${pid} does not descend from this process`);
+    assert.match(hostProcess(p).cmdline, /launcher\.mjs/, `program ${pid}'s ancestor ${p} is not the launcher`);
+    launchers.add(p);
+  }
+  assert.equal(launchers.size, 1, 'one launcher per worker');
+  for (const r of await Promise.all(runs)) assert.equal(r.exitCode, 0, r.stderr);
+  await assertContainedAndHealthy();
+});
+
+test('a worker killed with SIGKILL takes its launcher and its running program with it', async () => {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/sandboxChild.ts'], { cwd: projectRoot, stdio: ['ignore', 'pipe', 'inherit'] });
+  const line = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout }).on('line', (l) => l.startsWith('running') && resolve(l));
+    child.on('exit', (code) => reject(new Error(`the child exited (${code}) before its program ran`)));
+  });
+  const [uidFirst, uidLast] = line.split(' ').slice(1).map(Number);
+  const launcher = readdirSync('/proc')
+    .filter((p) => /^\d+$/.test(p))
+    .map(Number)
+    .find((p) => hostProcess(p).ppid === child.pid && /launcher\.mjs/.test(hostProcess(p).cmdline));
+  assert.ok(launcher, 'the child has no launcher');
+  assert.equal(sandboxPythons({ first: uidFirst, last: uidLast }).length, 1);
+  child.kill('SIGKILL');
+  // Generous: only a program or launcher that never dies fails this, not a slow machine.
+  for (let waited = 0; waited < 30_000; waited += 100) {
+    if (!hostProcess(launcher).cmdline && sandboxPythons({ first: uidFirst, last: uidLast }).length === 0) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.equal(hostProcess(launcher).cmdline, '', 'the launcher outlived its worker');
+  assert.deepEqual(sandboxPythons({ first: uidFirst, last: uidLast }), [], 'the program outlived its worker');
 });
 
 test('the concurrency limit holds: at most `limit` programs run at once', async () => {

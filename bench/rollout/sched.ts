@@ -1,0 +1,40 @@
+// The scheduler's account of a process (all its threads), from /proc/PID/task/*/schedstat: seconds
+// on a core, and seconds runnable but waiting for one (the kernel's run delay). An engine that
+// waits for a core while it has rows to decode is slowed by the processes beside it.
+import { readdirSync, readFileSync } from 'node:fs';
+
+export interface Sched {
+  onCpu: number;
+  waiting: number;
+}
+
+export function schedOf(pid: number): Sched {
+  let onCpu = 0;
+  let waiting = 0;
+  try {
+    for (const t of readdirSync(`/proc/${pid}/task`)) {
+      const [run, wait] = readFileSync(`/proc/${pid}/task/${t}/schedstat`, 'utf8').split(' ').map(Number);
+      onCpu += run / 1e9;
+      waiting += wait / 1e9;
+    }
+  } catch {
+    // gone
+  }
+  return { onCpu, waiting };
+}
+
+/** The child processes of `ppid` (their pids), e.g. the engine a client spawned. */
+export function childrenOf(ppid: number): number[] {
+  return readdirSync('/proc')
+    .filter((n) => /^\d+$/.test(n))
+    .filter((p) => {
+      try {
+        return Number(readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1].split(' ')[1]) === ppid;
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+export const minus = (a: Sched, b: Sched): Sched => ({ onCpu: a.onCpu - b.onCpu, waiting: a.waiting - b.waiting });
