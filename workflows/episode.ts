@@ -2,8 +2,8 @@
 // workflow task), then the episode loop (domain/episodeLoop.ts) played with the activities:
 // K candidates from the acting agent's policy (agentTurn, or scriptedTurn for a scripted
 // player), scored on the CPU worker (scoreCandidates, a local activity in the episode's workflow
-// task). At the end the scored samples go to Kafka with the episode's events (publishEpisode);
-// only small summaries stay in history.
+// task). At the end the scored samples go to Kafka with the episode's events (publishEpisode, a
+// local activity in the episode's last workflow task); only small summaries stay in history.
 import { patched } from '@temporalio/workflow';
 import type { CandidateText } from '../activities/agentTurn.js';
 import type { TrajectoryRecord } from '../activities/records.js';
@@ -142,7 +142,9 @@ export async function episode(input: EpisodeInput): Promise<EpisodeSummary> {
     { type: 'EpisodeFinished', runId, iteration, episodeId, success: played.success, turns: played.turns, rewardByAgent, finalState: played.finalState },
   ];
   const published = phase === 'train' ? samples : [];
-  await cpu.publishEpisode({ samples: published, events: envelopes(stream, 1, events) });
+  // Episodes started before the closing became a local activity replay with the activity.
+  const publisher = patched('episode-closing-as-local-activity') ? localCpu : cpu;
+  await publisher.publishEpisode({ samples: published, events: envelopes(stream, 1, events) });
 
   const samplesByPolicy: Record<string, number> = {};
   for (const s of published) samplesByPolicy[s.policy] = (samplesByPolicy[s.policy] ?? 0) + 1;

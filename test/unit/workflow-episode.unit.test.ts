@@ -183,6 +183,11 @@ test('an episode samples K candidates per (turn, agent) with the train sampling 
   ]);
   assert.equal(callsOf(ep.calls, 'publishEpisode').length, 1, 'samples and events in one publish, at the end');
   assert.equal(ep.calls.at(-1)!.name, 'publishEpisode');
+  // Only the agent turns go through a task queue: the opening, the scoring and the closing are
+  // local activities of the episode's workflow tasks (no round trip through the server's queues).
+  const history = await h.env.client.workflow.getHandle('unit/it3/ep0').fetchHistory();
+  const queued = history.events!.flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
+  assert.deepEqual([...new Set(queued)], ['agentTurn']);
   assert.equal(ep.samples.length, ep.groups.length * K);
   assert.deepEqual(ep.samples.map((s) => s.sampleId), ep.groups.flatMap((g) => g.samples.map((s) => s.sampleId)));
   for (const s of ep.samples) assert.equal(s.policyVersion, 5);
