@@ -15,7 +15,7 @@ import { engineKey, policyRef } from '../../policy/ref.js';
 import { agentByName } from '../../configs/schema.js';
 import { policiesOf, policyOfAgent } from '../../policy/spec.js';
 import { inWindow } from '../../workflows/inWindow.js';
-import { childrenOf, minus, schedOf, type Sched } from './sched.js';
+import { minus, schedOf, type Sched } from './sched.js';
 
 export interface RolloutFigures {
   seconds: number;
@@ -27,6 +27,11 @@ export interface RolloutFigures {
   engineSteps: number;
   /** The engine process's seconds on a core, and runnable but waiting for one. */
   engineSched: Sched;
+  /** Per episode: its start -> its first turn started; its last turn's result -> its end. */
+  openingMs: number[];
+  closingMs: number[];
+  /** Per agent turn after the first: the previous turn's result -> this turn started (the scoring between included). */
+  betweenTurnsMs: number[];
 }
 
 /** Plays iteration 0 of `cfg` for run id `runId`; the engine's own data folder is `dataDir`. */
@@ -39,18 +44,26 @@ export async function rolloutDirect(cfg: RunConfig, runId: string, dataDir: stri
   // As a run does (its policyVersion activities), the policies are loaded before the episodes start.
   for (const spec of policies.filter((p) => p.kind !== 'scripted')) await ensurePolicy(deps, policyRef(runId, spec, cfg));
   const stats0 = await engine.request<EngineStats>('stats', {});
-  const [enginePid] = childrenOf(process.pid);
+  const enginePid = engine.pid!;
   const sched0 = schedOf(enginePid);
   const planned = planIteration(cfg.algorithm, cfg.training.seed, 0, cfg.training.train_batch_size, cfg.training.train_sample_num);
   const rules = { maxTurns: cfg.env.max_turns, turnOrder: cfg.multi_agent_interaction.turn_order, ifGreedy: cfg.rollout.if_greedy };
   let generatedTokens = 0;
   let turns = 0;
+  const openingMs: number[] = [];
+  const closingMs: number[] = [];
+  const betweenTurnsMs: number[] = [];
   const t0 = performance.now();
   await inWindow(planned.length, cfg.rollout.episode_window ?? planned.length, async (j) => {
     const episodeId = episodeIdOf(runId, 0, j);
+    const began = performance.now();
+    let lastResult: number | undefined;
     const initial = await env.envReset({ env: cfg.env, seed: planned[j].problemSeed });
     await playEpisode(envOf(cfg.env), rules, initial, {
       act: async ({ turn, agent, prompt }) => {
+        const now = performance.now();
+        if (lastResult === undefined) openingMs.push(now - began);
+        else betweenTurnsMs.push(now - lastResult);
         const spec = policyOfAgent(policies, agent);
         const sampling = agentByName(cfg, agent).train_llm_config;
         const policy = policyRef(runId, spec, cfg);
@@ -69,16 +82,18 @@ export async function rolloutDirect(cfg: RunConfig, runId: string, dataDir: stri
         };
         const { results } = await engine.request<{ results: GenerateResult[] }>('generate', { requests: [request] });
         const { samples } = results[0];
+        lastResult = performance.now();
         turns++;
         generatedTokens += samples.reduce((n, s) => n + s.response_ids.length, 0);
         return samples;
       },
       score: ({ agent, state }, texts) => env.scoreCandidates({ env: cfg.env, agent, state, texts, alpha: cfg.alpha }),
     });
+    if (lastResult !== undefined) closingMs.push(performance.now() - lastResult);
   });
   const seconds = (performance.now() - t0) / 1000;
   const engineSched = minus(schedOf(enginePid), sched0);
   const stats1 = await engine.request<EngineStats>('stats', {});
   await engine.stop();
-  return { seconds, generatedTokens, turns, engineSeconds: stats1.busy_seconds - stats0.busy_seconds, engineSteps: stats1.steps - stats0.steps, engineSched };
+  return { seconds, generatedTokens, turns, engineSeconds: stats1.busy_seconds - stats0.busy_seconds, engineSteps: stats1.steps - stats0.steps, engineSched, openingMs, closingMs, betweenTurnsMs };
 }

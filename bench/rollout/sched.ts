@@ -23,18 +23,4 @@ export function schedOf(pid: number): Sched {
   return { onCpu, waiting };
 }
 
-/** The child processes of `ppid` (their pids), e.g. the engine a client spawned. */
-export function childrenOf(ppid: number): number[] {
-  return readdirSync('/proc')
-    .filter((n) => /^\d+$/.test(n))
-    .filter((p) => {
-      try {
-        return Number(readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1].split(' ')[1]) === ppid;
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-}
-
 export const minus = (a: Sched, b: Sched): Sched => ({ onCpu: a.onCpu - b.onCpu, waiting: a.waiting - b.waiting });

@@ -18,9 +18,8 @@ import { minus, schedOf, type Sched } from './sched.js';
 export interface StackFigures extends RolloutFigures {
   /** CPU seconds of each stack process during the rollout. */
   cpuSeconds: Record<string, number>;
-  /** Per agent turn: scheduled -> started on the policy worker; the previous turn's result -> its start, the scoring between included. */
+  /** Per agent turn: scheduled -> started on the policy worker. */
   dispatchMs: number[];
-  betweenTurnsMs: number[];
   /** Mean run time of one scoring (the CPU worker's metrics). */
   scoringMs: number;
 }
@@ -76,7 +75,7 @@ async function scoringSoFar(): Promise<{ seconds: number; calls: number }> {
  * from the previous turn's result to its start (the scoring between them included: a local
  * activity's marker carries no timings).
  */
-function latencies(events: any[]): { dispatch: number[]; between: number[] } {
+function latencies(events: any[]): { dispatch: number[]; between: number[]; opening?: number; closing?: number } {
   const scheduled = new Map<string, { type: string; at: number; started?: number; completed?: number }>();
   for (const e of events) {
     const id = String(e.eventId);
@@ -96,7 +95,9 @@ function latencies(events: any[]): { dispatch: number[]; between: number[] } {
     if (last?.completed) between.push(a.started - last.completed);
     last = a;
   }
-  return { dispatch, between };
+  const turns = acts.filter((a) => a.type === 'agentTurn' && a.started);
+  const [begin, end] = [ms(events[0]?.eventTime), ms(events.at(-1)?.eventTime)];
+  return { dispatch, between, opening: turns.length ? turns[0].started! - begin : undefined, closing: turns.at(-1)?.completed ? end - turns.at(-1)!.completed! : undefined };
 }
 
 export async function rolloutThroughStack(client: Client, cfg: RunConfig, runId: string): Promise<StackFigures> {
@@ -127,6 +128,8 @@ export async function rolloutThroughStack(client: Client, cfg: RunConfig, runId:
   const scoringMs = (1000 * (scoring1.seconds - scoring0.seconds)) / Math.max(1, scoring1.calls - scoring0.calls);
   const dispatchMs: number[] = [];
   const betweenTurnsMs: number[] = [];
+  const openingMs: number[] = [];
+  const closingMs: number[] = [];
   let turns = 0;
   let first = Infinity;
   let last = -Infinity;
@@ -135,6 +138,8 @@ export async function rolloutThroughStack(client: Client, cfg: RunConfig, runId:
     const l = latencies(events);
     dispatchMs.push(...l.dispatch);
     betweenTurnsMs.push(...l.between);
+    if (l.opening !== undefined) openingMs.push(l.opening);
+    if (l.closing !== undefined) closingMs.push(l.closing);
     turns += l.dispatch.length;
     first = Math.min(first, ms(events[0]?.eventTime));
     last = Math.max(last, ms(events.at(-1)?.eventTime));
@@ -145,5 +150,5 @@ export async function rolloutThroughStack(client: Client, cfg: RunConfig, runId:
   const [s0, s1] = [near(first), near(last)];
   const cpuSeconds = Object.fromEntries(Object.keys(pids).map((n) => [n, s1.cpu[n] - s0.cpu[n]]));
   const engineSched = minus(s1.sched, s0.sched);
-  return { seconds: (last - first) / 1000, generatedTokens, turns, engineSeconds, engineSteps, engineSched, cpuSeconds, dispatchMs, betweenTurnsMs, scoringMs };
+  return { seconds: (last - first) / 1000, generatedTokens, turns, engineSeconds, engineSteps, engineSched, cpuSeconds, dispatchMs, betweenTurnsMs, openingMs, closingMs, scoringMs };
 }

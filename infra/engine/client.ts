@@ -95,6 +95,11 @@ export class EngineClient {
     return this.proc !== undefined;
   }
 
+  /** The engine process's pid while it is up (setpriv execs python in place). */
+  get pid(): number | undefined {
+    return this.proc?.pid;
+  }
+
   /**
    * One op; answers may come in any order (generate requests are decoded together as they arrive).
    * Aborting `signal` (an activity's cancellation) cancels the op in the engine: its rows stop at
