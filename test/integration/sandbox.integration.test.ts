@@ -409,6 +409,24 @@ test('programs are started by the launcher, never forked from the worker itself'
   await assertContainedAndHealthy();
 });
 
+test('a launcher killed mid-run fails its runs, takes their programs with it, and the next run starts a new one', async () => {
+  const running = runSandboxed('import time\ntime.sleep(120)\n', { timeoutMs: 300_000 }).then(
+    () => assert.fail('the run outlived its launcher'),
+    (e: Error) => e,
+  );
+  for (let waited = 0; sandboxPythons().length === 0 && waited < 60_000; waited += 50) await new Promise((r) => setTimeout(r, 50));
+  const launcher = readdirSync('/proc')
+    .filter((p) => /^\d+$/.test(p))
+    .map(Number)
+    .find((p) => hostProcess(p).ppid === process.pid && /launcher\.mjs/.test(hostProcess(p).cmdline));
+  assert.ok(launcher, 'no launcher');
+  process.kill(launcher, 'SIGKILL');
+  const err = await running;
+  assert.equal(err.name, 'LauncherDied', err.message);
+  for (let waited = 0; sandboxProcesses().length > 0 && waited < 30_000; waited += 100) await new Promise((r) => setTimeout(r, 100));
+  await assertContainedAndHealthy(); // a new launcher runs the next program
+});
+
 test('a worker killed with SIGKILL takes its launcher and its running program with it', async () => {
   const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/sandboxChild.ts'], { cwd: projectRoot, stdio: ['ignore', 'pipe', 'inherit'] });
   const line = await new Promise<string>((resolve, reject) => {

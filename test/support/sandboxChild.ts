@@ -2,7 +2,7 @@
 // a sandboxed program that sleeps, prints `running FIRST_UID LAST_UID` (its sandbox uids) once
 // the program's python runs, and waits to be killed.
 import { readdirSync, readFileSync } from 'node:fs';
-import { runSandboxed, sandboxUidRange } from '../../activities/sandbox/index.js';
+import { checkSandbox, runSandboxed, sandboxUidRange } from '../../activities/sandbox/index.js';
 
 const { first, last } = sandboxUidRange();
 
@@ -18,6 +18,7 @@ function programRuns(): boolean {
   });
 }
 
+await checkSandbox(); // its probe program runs first: once it is done, a python of ours is the program
 void runSandboxed('import time\ntime.sleep(120)\n', { timeoutMs: 300_000 });
 while (!programRuns()) await new Promise((r) => setTimeout(r, 50));
 console.log(`running ${first} ${last}`);
