@@ -54,15 +54,17 @@ function launcher(): ChildProcessWithoutNullStreams {
       run.emit('close');
     } else run.emit('exit', m.exit ?? null, m.signal ?? null);
   });
-  p.on('exit', (code, signal) => {
+  // Its programs die with it (each one's setpriv --pdeathsig); their runs fail, and are retried.
+  const fail = (why: string) => {
     if (proc === p) proc = undefined;
-    // Its programs die with it (each one's setpriv --pdeathsig); their runs fail, and are retried.
     for (const [id, run] of [...runs].filter(([, r]) => r.via === p)) {
       runs.delete(id);
-      run.emit('error', new LauncherDied(`the sandbox launcher exited (${signal ?? `code ${code}`})`));
+      run.emit('error', new LauncherDied(`the sandbox launcher ${why}`));
       run.emit('close');
     }
-  });
+  };
+  p.on('exit', (code, signal) => fail(`exited (${signal ?? `code ${code}`})`));
+  p.on('error', (e) => fail(`could not start: ${e.message}`));
   return p;
 }
 
