@@ -3,7 +3,8 @@
 //
 // Why a process of its own: node starts a child with fork(), whose cost grows with the parent's
 // memory (the page tables are copied): 12-17 ms per program from a worker of 200-300 MB, spent
-// on the worker's event loop, against about 1 ms from this process (bench/RESULTS.md, "rollout").
+// on the worker's event loop; through this process a 378 MB asker spends 3.4 ms of CPU per program
+// instead of 14-15 ms (bench/sandbox.ts --ballast 300, in bench/RESULTS.md).
 // It dies with its worker (setpriv --pdeathsig, see launcher.ts), and the programs with it (each
 // sandbox command line starts with its own setpriv --pdeathsig).
 //

@@ -20,6 +20,7 @@ import {
   setSandboxConcurrency,
 } from '../../activities/sandbox/index.js';
 import { projectRoot } from '../../infra/settings.js';
+import { hostProcess, launcherOf, pythonsOfUids } from '../support/hostProcesses.js';
 import { tandemThroughSlowPipes } from '../support/slowPipes.js';
 
 const scratch = mkdtempSync(join(os.tmpdir(), 'tandem-sandbox-test-'));
@@ -360,31 +361,8 @@ print('leaving')
   await assertContainedAndHealthy();
 });
 
-/** The host pid's parent, and its command line (empty once it is gone). */
-function hostProcess(pid: number): { ppid: number; cmdline: string } {
-  try {
-    const ppid = Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')[1]);
-    return { ppid, cmdline: readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ') };
-  } catch {
-    return { ppid: 0, cmdline: '' };
-  }
-}
-
-/** Pids of the processes of a sandbox uid in [first, last] whose name is python. */
-function sandboxPythons(uids = { first, last }): number[] {
-  return readdirSync('/proc')
-    .filter((p) => /^\d+$/.test(p))
-    .filter((p) => {
-      try {
-        const status = readFileSync(`/proc/${p}/status`, 'utf8');
-        const uid = Number(/^Uid:\s+(\d+)/m.exec(status)?.[1]);
-        return /^Name:\s+python/m.test(status) && uid >= uids.first && uid <= uids.last;
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-}
+/** The pythons of this process's sandbox uids (or of `uids`). */
+const sandboxPythons = (uids = { first, last }) => pythonsOfUids(uids);
 
 test('programs are started by the launcher, never forked from the worker itself', async () => {
   // A fork from the worker copies its page tables, a cost that grows with its memory (launcher.mjs).
@@ -415,10 +393,7 @@ test('a launcher killed mid-run fails its runs, takes their programs with it, an
     (e: Error) => e,
   );
   for (let waited = 0; sandboxPythons().length === 0 && waited < 60_000; waited += 50) await new Promise((r) => setTimeout(r, 50));
-  const launcher = readdirSync('/proc')
-    .filter((p) => /^\d+$/.test(p))
-    .map(Number)
-    .find((p) => hostProcess(p).ppid === process.pid && /launcher\.mjs/.test(hostProcess(p).cmdline));
+  const launcher = launcherOf(process.pid);
   assert.ok(launcher, 'no launcher');
   process.kill(launcher, 'SIGKILL');
   const err = await running;
@@ -434,10 +409,7 @@ test('a worker killed with SIGKILL takes its launcher and its running program wi
     child.on('exit', (code) => reject(new Error(`the child exited (${code}) before its program ran`)));
   });
   const [uidFirst, uidLast] = line.split(' ').slice(1).map(Number);
-  const launcher = readdirSync('/proc')
-    .filter((p) => /^\d+$/.test(p))
-    .map(Number)
-    .find((p) => hostProcess(p).ppid === child.pid && /launcher\.mjs/.test(hostProcess(p).cmdline));
+  const launcher = launcherOf(child.pid!);
   assert.ok(launcher, 'the child has no launcher');
   assert.equal(sandboxPythons({ first: uidFirst, last: uidLast }).length, 1);
   child.kill('SIGKILL');
