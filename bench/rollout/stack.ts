@@ -73,7 +73,8 @@ async function scoringSoFar(): Promise<{ seconds: number; calls: number }> {
 /**
  * Orchestration latency per agent turn, from one episode's history: scheduled -> started, and
  * from the previous turn's result to its start (the scoring between them included: a local
- * activity's marker carries no timings).
+ * activity's marker carries no timings); and the episode's start -> its first turn started, and
+ * its last turn's result -> its end.
  */
 function latencies(events: any[]): { dispatch: number[]; between: number[]; opening?: number; closing?: number } {
   const scheduled = new Map<string, { type: string; at: number; started?: number; completed?: number }>();
@@ -85,19 +86,16 @@ function latencies(events: any[]): { dispatch: number[]; between: number[]; open
     const completed = e.activityTaskCompletedEventAttributes;
     if (completed) scheduled.get(String(completed.scheduledEventId))!.completed = ms(e.eventTime);
   }
-  const acts = [...scheduled.values()];
-  const dispatch: number[] = [];
-  const between: number[] = [];
-  let last: (typeof acts)[number] | undefined;
-  for (const a of acts) {
-    if (a.type !== 'agentTurn' || !a.started) continue;
-    dispatch.push(a.started - a.at);
-    if (last?.completed) between.push(a.started - last.completed);
-    last = a;
-  }
-  const turns = acts.filter((a) => a.type === 'agentTurn' && a.started);
-  const [begin, end] = [ms(events[0]?.eventTime), ms(events.at(-1)?.eventTime)];
-  return { dispatch, between, opening: turns.length ? turns[0].started! - begin : undefined, closing: turns.at(-1)?.completed ? end - turns.at(-1)!.completed! : undefined };
+  const turns = [...scheduled.values()].filter((a) => a.type === 'agentTurn' && a.started !== undefined);
+  const dispatch = turns.map((a) => a.started! - a.at);
+  const between = turns.slice(1).flatMap((a, i) => (turns[i].completed ? [a.started! - turns[i].completed!] : []));
+  const [first, last] = [turns[0], turns.at(-1)];
+  return {
+    dispatch,
+    between,
+    opening: first && first.started! - ms(events[0]?.eventTime),
+    closing: last?.completed && ms(events.at(-1)?.eventTime) - last.completed,
+  };
 }
 
 export async function rolloutThroughStack(client: Client, cfg: RunConfig, runId: string): Promise<StackFigures> {

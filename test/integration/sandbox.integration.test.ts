@@ -20,7 +20,7 @@ import {
   setSandboxConcurrency,
 } from '../../activities/sandbox/index.js';
 import { projectRoot } from '../../infra/settings.js';
-import { hostProcess, launcherOf, pythonsOfUids } from '../support/hostProcesses.js';
+import { hostProcess, launcherOf, processesOfUids, pythonsOfUids } from '../support/hostProcesses.js';
 import { tandemThroughSlowPipes } from '../support/slowPipes.js';
 
 const scratch = mkdtempSync(join(os.tmpdir(), 'tandem-sandbox-test-'));
@@ -31,20 +31,7 @@ const { first, last } = sandboxUidRange();
 const UNHURRIED = { timeoutMs: 60_000 };
 
 /** Host processes (zombies included) owned by any of this process's sandbox uids. */
-function sandboxProcesses(): string[] {
-  const found: string[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const status = readFileSync(`/proc/${entry}/status`, 'utf8');
-      const uids = /^Uid:\s+(\d+)\s+(\d+)\s+(\d+)/m.exec(status)!.slice(1).map(Number);
-      if (uids.some((u) => u >= first && u <= last)) found.push(`${entry} ${/^Name:\s+(.*)$/m.exec(status)?.[1]}`);
-    } catch {
-      // ended while we looked
-    }
-  }
-  return found;
-}
+const sandboxProcesses = (): string[] => processesOfUids({ first, last }).map((p) => `${p.pid} ${p.name}`);
 
 function hostDirs(): string[] {
   return readdirSync(os.tmpdir()).filter((n) => n.startsWith(`${HOST_DIR_PREFIX}${process.pid}-`));

@@ -1,6 +1,26 @@
-// Host processes as the sandbox tests see them (from /proc): a pid's parent and command line, and
-// the pythons running as a range of sandbox uids.
+// Host processes as the sandbox tests see them (from /proc): those of a range of sandbox uids,
+// a pid's parent and command line, and the launcher a process started.
 import { readdirSync, readFileSync } from 'node:fs';
+
+const pids = () => readdirSync('/proc').filter((p) => /^\d+$/.test(p)).map(Number);
+
+/** Host processes (zombies included) whose real, effective or saved uid is in [first, last]. */
+export function processesOfUids(uids: { first: number; last: number }): { pid: number; name: string }[] {
+  return pids().flatMap((pid) => {
+    try {
+      const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+      const ids = /^Uid:\s+(\d+)\s+(\d+)\s+(\d+)/m.exec(status)!.slice(1).map(Number);
+      return ids.some((u) => u >= uids.first && u <= uids.last) ? [{ pid, name: /^Name:\s+(.*)$/m.exec(status)?.[1] ?? '' }] : [];
+    } catch {
+      return []; // ended while we looked
+    }
+  });
+}
+
+/** Pids of the pythons among them: the sandboxed programs. */
+export function pythonsOfUids(uids: { first: number; last: number }): number[] {
+  return processesOfUids(uids).filter((p) => p.name.startsWith('python')).map((p) => p.pid);
+}
 
 /** The host pid's parent, and its command line (empty once it is gone). */
 export function hostProcess(pid: number): { ppid: number; cmdline: string } {
@@ -12,26 +32,10 @@ export function hostProcess(pid: number): { ppid: number; cmdline: string } {
   }
 }
 
-/** Pids of the processes named python whose real uid is in [first, last]. */
-export function pythonsOfUids(uids: { first: number; last: number }): number[] {
-  return readdirSync('/proc')
-    .filter((p) => /^\d+$/.test(p))
-    .filter((p) => {
-      try {
-        const status = readFileSync(`/proc/${p}/status`, 'utf8');
-        const uid = Number(/^Uid:\s+(\d+)/m.exec(status)?.[1]);
-        return /^Name:\s+python/m.test(status) && uid >= uids.first && uid <= uids.last;
-      } catch {
-        return false; // ended while we looked
-      }
-    })
-    .map(Number);
-}
-
 /** The sandbox launcher that `parent` started (activities/sandbox/launcher.mjs), if any. */
 export function launcherOf(parent: number): number | undefined {
-  return readdirSync('/proc')
-    .filter((p) => /^\d+$/.test(p))
-    .map(Number)
-    .find((p) => hostProcess(p).ppid === parent && /launcher\.mjs/.test(hostProcess(p).cmdline));
+  return pids().find((p) => {
+    const { ppid, cmdline } = hostProcess(p);
+    return ppid === parent && /launcher\.mjs/.test(cmdline);
+  });
 }
