@@ -29,6 +29,12 @@ export interface ScriptedTurnInput {
   handoff: unknown;
 }
 
+async function resets(env: RunConfig['env'], seeds: number[]): Promise<unknown[]> {
+  const { def, options } = envOf(env);
+  const problems = await datasetProblems(env);
+  return seeds.map((seed) => def.reset(seed, problems ? { ...(options as object), problems } : options));
+}
+
 export function createEnvActivities() {
   return {
     /** K answers of the environment's scripted player (identical: a script does not sample). */
@@ -44,9 +50,12 @@ export function createEnvActivities() {
     },
 
     async envReset(input: { env: RunConfig['env']; seed: number }): Promise<unknown> {
-      const { def, options } = envOf(input.env);
-      const problems = await datasetProblems(input.env);
-      return def.reset(input.seed, problems ? { ...(options as object), problems } : options);
+      return (await resets(input.env, [input.seed]))[0];
+    },
+
+    /** The initial states of episodes opened together by their parent (workflows/openings.ts), in seed order. */
+    async envResets(input: { env: RunConfig['env']; seeds: number[] }): Promise<unknown[]> {
+      return resets(input.env, input.seeds);
     },
 
     async scoreCandidates(input: ScoreInput): Promise<ScoredCandidate[]> {

@@ -1,5 +1,6 @@
-// One episode: its EpisodeStarted event and the env reset (local activities, in the first
-// workflow task), then the episode loop (domain/episodeLoop.ts) played with the activities:
+// One episode: opened by the workflow that starts it (workflows/openings.ts: its EpisodeStarted
+// event published and its env reset, so that its first workflow task schedules its first turn at
+// once); then the episode loop (domain/episodeLoop.ts) played with the activities:
 // K candidates from the acting agent's policy (agentTurn, or scriptedTurn for a scripted
 // player), scored on the CPU worker (scoreCandidates, a local activity in the episode's workflow
 // task). At the end the scored samples go to Kafka with the episode's events (publishEpisode, a
@@ -11,7 +12,7 @@ import { policiesOf, policyOfAgent } from '../policy/spec.js';
 import { agentByName, type RunConfig } from '../configs/schema.js';
 import { advantageInputs, groupKeyOf } from '../domain/atgrpo.js';
 import { playEpisode } from '../domain/episodeLoop.js';
-import { envelopes, episodeSetup, type TandemEvent } from '../domain/events.js';
+import { envelopes, episodeSetup, type EventEnvelope, type TandemEvent } from '../domain/events.js';
 import { episodeStream, samplingSeed } from '../domain/ids.js';
 import { mean, type EpisodeSummary } from '../domain/summaries.js';
 import { envOf } from '../envs/index.js';
@@ -36,6 +37,19 @@ export interface EpisodeInput {
   versions: Record<string, number>;
   /** Per policy name: the checkpoint folder it was loaded from, when not the run's own (evaluations). */
   checkpointDirs?: Record<string, string>;
+  /**
+   * Set when the parent opened the episode (workflows/openings.ts): its EpisodeStarted is
+   * published and `initial` is the env's initial state. Unset: the episode opens itself.
+   */
+  opened?: { initial: unknown };
+}
+
+/** An episode's first event, at position 0 of its stream. */
+export function episodeStarted(input: EpisodeInput): EventEnvelope[] {
+  const { runId, iteration, episodeId, problemSeed } = input;
+  // The setup is audit content: what re-executing the episode from its record needs (services/audit/replay.ts).
+  const setup = episodeSetup(input.config);
+  return envelopes(episodeStream(episodeId), 0, [{ type: 'EpisodeStarted', runId, iteration, episodeId, problemSeed, phase: input.phase ?? 'train', setup }]);
 }
 
 export async function episode(input: EpisodeInput): Promise<EpisodeSummary> {
@@ -43,15 +57,12 @@ export async function episode(input: EpisodeInput): Promise<EpisodeSummary> {
   const phase = input.phase ?? 'train';
   const policies = policiesOf(cfg);
   const stream = episodeStream(episodeId);
-  // The setup is audit content: what re-executing the episode from its record needs (services/audit/replay.ts).
-  const setup = episodeSetup(cfg);
-  const started = envelopes(stream, 0, [{ type: 'EpisodeStarted', runId, iteration, episodeId, problemSeed, phase, setup }]);
-  // Episodes started before the opening became local activities replay with the two activities.
-  const [, initial] = patched('episode-opening-as-local-activities')
-    ? await Promise.all([localCpu.publishEvents(started), localCpu.envReset({ env: cfg.env, seed: problemSeed })])
-    : [await cpu.publishEvents(started), await cpu.envReset({ env: cfg.env, seed: problemSeed })];
+  const initial = input.opened ? input.opened.initial : await openItself(input);
+  // The patch checks below tell old histories apart; an episode its parent opened was started by
+  // today's code, so it skips them (each would add a marker and a search attribute update).
+  const today = input.opened !== undefined;
   // Episodes started before scoring became a local activity replay with the scoring activity.
-  const scorer = patched('scoring-as-local-activity') ? localScoring : scoring;
+  const scorer = today || patched('scoring-as-local-activity') ? localScoring : scoring;
   const rules = { maxTurns: cfg.env.max_turns, turnOrder: cfg.multi_agent_interaction.turn_order, ifGreedy: cfg.rollout.if_greedy };
   const played = await playEpisode<CandidateText>(envOf(cfg.env), rules, initial, {
     act: ({ turn, agent, state, handoff, prompt }) => {
@@ -143,11 +154,22 @@ export async function episode(input: EpisodeInput): Promise<EpisodeSummary> {
   ];
   const published = phase === 'train' ? samples : [];
   // Episodes started before the closing became a local activity replay with the activity.
-  const publisher = patched('episode-closing-as-local-activity') ? localCpu : cpu;
+  const publisher = today || patched('episode-closing-as-local-activity') ? localCpu : cpu;
   await publisher.publishEpisode({ samples: published, events: envelopes(stream, 1, events) });
 
   const samplesByPolicy: Record<string, number> = {};
   for (const s of published) samplesByPolicy[s.policy] = (samplesByPolicy[s.policy] ?? 0) + 1;
   const turnRewards = played.groups.map((g) => ({ turn: g.turn, agent: g.agent, reward: g.scored[g.chosen].reward }));
   return { episodeId, success: played.success, turns: played.turns, rewardByAgent, turnRewards, samplesByPolicy };
+}
+
+/** The opening of an episode started without one (by a parent recorded before parents opened their episodes). */
+async function openItself(input: EpisodeInput): Promise<unknown> {
+  const started = episodeStarted(input);
+  const reset = { env: input.config.env, seed: input.problemSeed };
+  // Episodes started before the opening became local activities replay with the two activities.
+  const [, initial] = patched('episode-opening-as-local-activities')
+    ? await Promise.all([localCpu.publishEvents(started), localCpu.envReset(reset)])
+    : [await cpu.publishEvents(started), await cpu.envReset(reset)];
+  return initial;
 }

@@ -24,9 +24,10 @@ export const scoring = proxyActivities<CpuActivities>({ ...common, startToCloseT
 export const localScoring = proxyLocalActivities<CpuActivities>({ startToCloseTimeout: '15 minutes', retry: common.retry });
 
 /**
- * An episode's opening (its EpisodeStarted event and the env reset) and its closing (its samples
- * and events to Kafka) as local activities, in the episode's first and last workflow tasks: the
- * first turn is scheduled, and the episode ends, without a task queue round trip.
+ * The episodes' opening (their EpisodeStarted events and env resets, in the workflow task of the
+ * parent that starts them: openings.ts) and an episode's closing (its samples and events to
+ * Kafka, in its last workflow task) as local activities: the first turn is scheduled, and the
+ * episode ends, without a task queue round trip.
  */
 export const localCpu = proxyLocalActivities<CpuActivities>({ startToCloseTimeout: '2 minutes', retry: common.retry });
 

@@ -12,9 +12,10 @@ import { planIteration } from '../domain/atgrpo.js';
 import { envelopes, type TandemEvent } from '../domain/events.js';
 import { episodeIdOf, evaluationIdOf, runStream } from '../domain/ids.js';
 import { episodeStats, type EpisodeSummary } from '../domain/summaries.js';
-import { episode } from './episode.js';
+import { episode, type EpisodeInput } from './episode.js';
 import { evaluate } from './evaluate.js';
 import { inWindow } from './inWindow.js';
+import { episodeOpener } from './openings.js';
 import { progressQuery, type EvaluationPoint, type IterationSummary, type RunProgress } from './messages.js';
 import { policyRef } from '../policy/ref.js';
 import { cpu, policyActivities } from './proxies.js';
@@ -102,28 +103,18 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
     state.eventPosition += events.length;
   };
 
-  /** The iteration's episodes as child workflows; none starts while the run is paused. */
+  /** The iteration's episodes as child workflows, opened here (openings.ts); none starts while the run is paused. */
   const runEpisodes = (it: number): Promise<EpisodeSummary[]> => {
     const planned = plan(it);
+    // Runs recorded before the run opened its episodes replay with episodes that open themselves.
+    const open = patched('episodes-opened-by-parent') ? episodeOpener(cfg.env) : async (input: EpisodeInput) => input;
     return inWindow(planned.length, cfg.rollout.episode_window ?? planned.length, async (j) => {
       await life.untilResumed();
       const { problemSeed, candidates } = planned[j];
-      progress.episodesInFlight++;
       const episodeId = episodeIdOf(runId, it, j);
-      const summary = await executeChild(episode, {
-        workflowId: episodeId,
-        args: [
-          {
-            runId,
-            iteration: it,
-            episodeId,
-            problemSeed,
-            candidates,
-            config: cfg,
-            versions: { ...state.versions },
-          },
-        ],
-      });
+      const input = await open({ runId, iteration: it, episodeId, problemSeed, candidates, config: cfg, versions: { ...state.versions } });
+      progress.episodesInFlight++;
+      const summary = await executeChild(episode, { workflowId: episodeId, args: [input] });
       progress.episodesInFlight--;
       progress.episodesDone++;
       return summary;

@@ -1,7 +1,7 @@
 // The same rollout work through the stack: a one-iteration training run on the stack that the
-// TANDEM_* settings point at. Measured over the rollout phase only, from the iteration's first
-// episode's start to its last episode's end (the run loads its policies before, and updates
-// after): generated tokens (the policy worker's metrics), the engine's busy time (prefilling and
+// TANDEM_* settings point at. Measured over the rollout phase only, from the run's workflow task
+// that opens the iteration's first episodes to its last episode's end (the run loads its
+// policies before, and updates after): generated tokens (the policy worker's metrics), the engine's busy time (prefilling and
 // decoding), each process's CPU seconds (/proc), and from the episodes' histories the
 // orchestration latency per agent turn.
 import { readdirSync, readFileSync } from 'node:fs';
@@ -98,6 +98,15 @@ function latencies(events: any[]): { dispatch: number[]; between: number[]; open
   };
 }
 
+/** In a run's history: when the workflow task that started its first child began. */
+function openingTaskStart(events: any[]): number {
+  const byId = new Map(events.map((e) => [String(e.eventId), e]));
+  const child = events.find((e) => e.startChildWorkflowExecutionInitiatedEventAttributes);
+  const completed = byId.get(String(child?.startChildWorkflowExecutionInitiatedEventAttributes.workflowTaskCompletedEventId));
+  const started = byId.get(String(completed?.workflowTaskCompletedEventAttributes?.startedEventId));
+  return started ? ms(started.eventTime) : Infinity;
+}
+
 export async function rolloutThroughStack(client: Client, cfg: RunConfig, runId: string): Promise<StackFigures> {
   const episodes = cfg.algorithm === 'at_grpo' ? cfg.training.train_batch_size : cfg.training.train_batch_size * cfg.training.train_sample_num;
   const pids = stackProcesses();
@@ -142,8 +151,10 @@ export async function rolloutThroughStack(client: Client, cfg: RunConfig, runId:
     first = Math.min(first, ms(events[0]?.eventTime));
     last = Math.max(last, ms(events.at(-1)?.eventTime));
   }
-  // The rollout: from the first episode's start to the last one's end (their histories' clocks,
-  // this machine's); the CPU figures from the samples nearest to both.
+  // The rollout: from the start of the run's workflow task that opened and started the first
+  // episodes (the opening, in it, is rollout work) to the last episode's end (the histories'
+  // clocks, this machine's); the CPU figures from the samples nearest to both.
+  first = Math.min(first, openingTaskStart((await fetchRecorded(client, runId)).history.events ?? []));
   const near = (t: number) => samples.reduce((best, x) => (Math.abs(x.at - t) < Math.abs(best.at - t) ? x : best));
   const [s0, s1] = [near(first), near(last)];
   const cpuSeconds = Object.fromEntries(Object.keys(pids).map((n) => [n, s1.cpu[n] - s0.cpu[n]]));

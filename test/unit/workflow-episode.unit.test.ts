@@ -415,10 +415,11 @@ test('an evaluation on demand loads each policy from its checkpoint folder, play
     assert.equal(p.policyVersion, 7);
     assert.equal(p.policy.checkpointDir, '/ckpt/shared');
   }
-  // The held-out problems: every reset reads the val_dataset, never the training dataset.
-  const resets = inputsOf(calls, 'envReset');
-  assert.equal(resets.length, 2);
-  for (const r of resets) assert.equal((r.env as { dataset?: { path: string } }).dataset?.path, 'test/fixtures/data/math-good.jsonl');
+  // The held-out problems: the episodes' opening reads the val_dataset, never the training dataset.
+  const resets = inputsOf(calls, 'envResets');
+  assert.deepEqual(resets.map((r) => r.seeds.length), [2], 'both episodes opened together');
+  assert.equal((resets[0].env as { dataset?: { path: string } }).dataset?.path, 'test/fixtures/data/math-good.jsonl');
+  assert.equal(inputsOf(calls, 'envReset').length, 0);
   assert.deepEqual(result.versions, { shared_model: 7 });
   assert.equal(result.iteration, null);
   assert.equal(result.episodes, 2);

@@ -193,6 +193,33 @@ test('an iteration: its episodes, then one update per trainable policy expecting
   assert.deepEqual(result.evaluations, []);
 });
 
+test("the run opens the episodes that start together in one go: their EpisodeStarted in one publish and their envs reset in one call, in the run's workflow task; each episode's first workflow task schedules its first turn", async () => {
+  const runId = 'run-open';
+  // Three episodes, two at a time: the first two open together, the third alone when a lane frees.
+  const handle = await startRun(runId, ['training.train_batch_size=3', 'rollout.episode_window=2', 'training.seed=200', 'training.total_training_steps=1']);
+  await handle.result();
+  const calls = h.calls;
+  assert.deepEqual(inputsOf(calls, 'envResets').map((o) => o.seeds), [[200, 201], [202]]);
+  assert.equal(inputsOf(calls, 'envReset').length, 0, 'no episode resets its env itself');
+  const startedPublishes = calls.filter((c) => c.name === 'publishEvents' && published([c]).some((e) => e.event.type === 'EpisodeStarted'));
+  assert.deepEqual(startedPublishes.map((c) => published([c]).map((e) => [e.stream, e.position])), [
+    [[`episode:${runId}/it0/ep0`, 0], [`episode:${runId}/it0/ep1`, 0]],
+    [[`episode:${runId}/it0/ep2`, 0]],
+  ]);
+  for (const j of [0, 1, 2]) {
+    const episodeId = `${runId}/it0/ep${j}`;
+    // Its EpisodeStarted is published before anything of the episode runs.
+    const firstOwn = calls.findIndex((c) => (c.input as { episodeId?: string }).episodeId === episodeId);
+    assert.ok(publishing(calls, 'EpisodeStarted', (e) => e.episodeId === episodeId) < firstOwn);
+    // Its first workflow task schedules its first turn, with nothing recorded before it.
+    const events = (await h.env.client.workflow.getHandle(episodeId).fetchHistory()).events ?? [];
+    assert.ok(events[events.findIndex((e) => e.workflowTaskCompletedEventAttributes) + 1]?.activityTaskScheduledEventAttributes, episodeId);
+    // Opened episodes run today's code: no patch marker, no search attribute update.
+    assert.equal(events.filter((e) => e.upsertWorkflowSearchAttributesEventAttributes).length, 0, episodeId);
+    assert.equal(events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch').length, 0, episodeId);
+  }
+});
+
 test('plain GRPO plans K episodes of one candidate per problem', async () => {
   const runId = 'run-grpo';
   const result = await (await startRun(runId, ['algorithm=grpo', 'training.total_training_steps=1', 'training.seed=7', 'training.train_batch_size=2', 'training.train_sample_num=3', 'rollout.episode_window=6'])).result();
