@@ -3,7 +3,7 @@
 // children that publish nothing for updates. The result is recorded as an EvaluationFinished
 // event on the evaluation's own stream. Started by a training run (before training, every
 // val_freq iterations, after the last) or on demand by `tandem eval`.
-import { ApplicationFailure, executeChild, patched, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, executeChild, workflowInfo } from '@temporalio/workflow';
 import { policiesOf, trainable } from '../policy/spec.js';
 import { checkRunConfig } from '../configs/check.js';
 import { formatIssues } from '../configs/schema.js';
@@ -11,7 +11,7 @@ import { envelopes, type EvaluationResult } from '../domain/events.js';
 import { evaluationEpisodeIdOf, evaluationStream } from '../domain/ids.js';
 import { summariseEvaluation } from '../domain/summaries.js';
 import { heldOutEnv, heldOutSeed } from '../envs/index.js';
-import { episode, type EpisodeInput } from './episode.js';
+import { episode } from './episode.js';
 import { inWindow } from './inWindow.js';
 import { episodeOpener } from './openings.js';
 import { policyRef } from '../policy/ref.js';
@@ -49,8 +49,7 @@ export async function evaluate(input: EvaluateInput): Promise<EvaluationResult> 
   }
 
   const { val_problems: problems, validate_sample_num: repeats } = cfg.training;
-  // Evaluations recorded before the parent opened its episodes replay with episodes that open themselves.
-  const open = patched('episodes-opened-by-parent') ? episodeOpener(cfg.env) : async (episodeInput: EpisodeInput) => episodeInput;
+  const open = episodeOpener(cfg.env);
   const episodes = await inWindow(problems * repeats, cfg.rollout.episode_window ?? problems * repeats, async (j) => {
     const episodeId = evaluationEpisodeIdOf(evalId, j);
     const opened = await open({

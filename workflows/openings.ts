@@ -3,6 +3,7 @@
 // workflow task: their EpisodeStarted events go to Kafka in one request and their envs are reset
 // in one local activity. Each episode's first workflow task then schedules its first turn at once,
 // where it used to run its own opening first (bench/RESULTS.md, "Episodes opened by their parent").
+import { patched } from '@temporalio/workflow';
 import type { EnvConfig } from '../envs/index.js';
 import { episodeStarted, type EpisodeInput } from './episode.js';
 import { localCpu } from './proxies.js';
@@ -11,9 +12,12 @@ type Waiting = { input: EpisodeInput; resolve: (opened: EpisodeInput) => void; r
 
 /**
  * open(input) -> the input, opened. The calls made in one stretch of workflow code (before it
- * next waits on a result) share one opening; every input's config has the env `env`.
+ * next waits on a result) share one opening; every input's config has the env `env`. Create one
+ * per fan-out (an iteration's episodes, an evaluation's).
  */
 export function episodeOpener(env: EnvConfig): (input: EpisodeInput) => Promise<EpisodeInput> {
+  // Parents recorded before they opened their episodes replay with episodes that open themselves.
+  if (!patched('episodes-opened-by-parent')) return async (input) => input;
   let waiting: Waiting[] = [];
   const openAll = async () => {
     const batch = waiting;

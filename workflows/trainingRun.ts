@@ -12,7 +12,7 @@ import { planIteration } from '../domain/atgrpo.js';
 import { envelopes, type TandemEvent } from '../domain/events.js';
 import { episodeIdOf, evaluationIdOf, runStream } from '../domain/ids.js';
 import { episodeStats, type EpisodeSummary } from '../domain/summaries.js';
-import { episode, type EpisodeInput } from './episode.js';
+import { episode } from './episode.js';
 import { evaluate } from './evaluate.js';
 import { inWindow } from './inWindow.js';
 import { episodeOpener } from './openings.js';
@@ -106,8 +106,7 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
   /** The iteration's episodes as child workflows, opened here (openings.ts); none starts while the run is paused. */
   const runEpisodes = (it: number): Promise<EpisodeSummary[]> => {
     const planned = plan(it);
-    // Runs recorded before the run opened its episodes replay with episodes that open themselves.
-    const open = patched('episodes-opened-by-parent') ? episodeOpener(cfg.env) : async (input: EpisodeInput) => input;
+    const open = episodeOpener(cfg.env);
     return inWindow(planned.length, cfg.rollout.episode_window ?? planned.length, async (j) => {
       await life.untilResumed();
       const { problemSeed, candidates } = planned[j];

@@ -50,7 +50,7 @@ before(async () => {
 
 test('the CPU worker counts and times its activities by type', () => {
   const [b, a] = cpu;
-  for (const activity of ['envReset', 'scoreCandidates', 'publishEpisode']) {
+  for (const activity of ['envResets', 'scoreCandidates', 'publishEpisode']) {
     assert.ok(grew(b, a, `tandem_activities_started_total{activity="${activity}"}`) > 0, activity);
     assert.ok(grew(b, a, `tandem_activities_completed_total{activity="${activity}"}`) > 0, activity);
     assert.ok(grew(b, a, `tandem_activity_duration_seconds_count{activity="${activity}",outcome="completed"}`) > 0, activity);
