@@ -60,9 +60,9 @@ export async function episode(input: EpisodeInput): Promise<EpisodeSummary> {
   const initial = input.opened ? input.opened.initial : await openItself(input);
   // The patch checks below tell old histories apart; an episode its parent opened was started by
   // today's code, so it skips them (each would add a marker and a search attribute update).
-  const today = input.opened !== undefined;
+  const openedByParent = input.opened !== undefined;
   // Episodes started before scoring became a local activity replay with the scoring activity.
-  const scorer = today || patched('scoring-as-local-activity') ? localScoring : scoring;
+  const scorer = openedByParent || patched('scoring-as-local-activity') ? localScoring : scoring;
   const rules = { maxTurns: cfg.env.max_turns, turnOrder: cfg.multi_agent_interaction.turn_order, ifGreedy: cfg.rollout.if_greedy };
   const played = await playEpisode<CandidateText>(envOf(cfg.env), rules, initial, {
     act: ({ turn, agent, state, handoff, prompt }) => {
@@ -154,7 +154,7 @@ export async function episode(input: EpisodeInput): Promise<EpisodeSummary> {
   ];
   const published = phase === 'train' ? samples : [];
   // Episodes started before the closing became a local activity replay with the activity.
-  const publisher = today || patched('episode-closing-as-local-activity') ? localCpu : cpu;
+  const publisher = openedByParent || patched('episode-closing-as-local-activity') ? localCpu : cpu;
   await publisher.publishEpisode({ samples: published, events: envelopes(stream, 1, events) });
 
   const samplesByPolicy: Record<string, number> = {};
