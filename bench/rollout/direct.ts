@@ -15,7 +15,7 @@ import { engineKey, policyRef } from '../../policy/ref.js';
 import { agentByName } from '../../configs/schema.js';
 import { policiesOf, policyOfAgent } from '../../policy/spec.js';
 import { inWindow } from '../../workflows/inWindow.js';
-import { minus, schedOf, type Sched } from './sched.js';
+import { machineBusy, minus, schedOf, type Sched } from './sched.js';
 
 export interface RolloutFigures {
   seconds: number;
@@ -25,8 +25,12 @@ export interface RolloutFigures {
   engineSeconds: number;
   /** The engine's decoding steps (one forward over its running batch). */
   engineSteps: number;
+  /** The engine's prefills (newcomers prefilled and merged into its running batch). */
+  enginePrefills: number;
   /** The engine process's seconds on a core, and runnable but waiting for one. */
   engineSched: Sched;
+  /** The machine's busy CPU seconds (every process, the kernel's own work included) beside the engine's. */
+  besideEngine: number;
   /** Per episode: its start -> its first turn started; its last turn's result -> its end. */
   openingMs: number[];
   closingMs: number[];
@@ -46,6 +50,7 @@ export async function rolloutDirect(cfg: RunConfig, runId: string, dataDir: stri
   const stats0 = await engine.request<EngineStats>('stats', {});
   const enginePid = engine.pid!;
   const sched0 = schedOf(enginePid);
+  const busy0 = machineBusy();
   const planned = planIteration(cfg.algorithm, cfg.training.seed, 0, cfg.training.train_batch_size, cfg.training.train_sample_num);
   const rules = { maxTurns: cfg.env.max_turns, turnOrder: cfg.multi_agent_interaction.turn_order, ifGreedy: cfg.rollout.if_greedy };
   let generatedTokens = 0;
@@ -93,7 +98,8 @@ export async function rolloutDirect(cfg: RunConfig, runId: string, dataDir: stri
   });
   const seconds = (performance.now() - t0) / 1000;
   const engineSched = minus(schedOf(enginePid), sched0);
+  const besideEngine = machineBusy() - busy0 - engineSched.onCpu;
   const stats1 = await engine.request<EngineStats>('stats', {});
   await engine.stop();
-  return { seconds, generatedTokens, turns, engineSeconds: stats1.busy_seconds - stats0.busy_seconds, engineSteps: stats1.steps - stats0.steps, engineSched, openingMs, closingMs, betweenTurnsMs };
+  return { seconds, generatedTokens, turns, engineSeconds: stats1.busy_seconds - stats0.busy_seconds, engineSteps: stats1.steps - stats0.steps, enginePrefills: stats1.prefills - stats0.prefills, engineSched, besideEngine, openingMs, closingMs, betweenTurnsMs };
 }

@@ -43,11 +43,11 @@ const tps = (r: { generatedTokens: number; seconds: number }) => r.generatedToke
 console.log(`machine: ${cpus().length} x ${cpus()[0]?.model}; engine torch threads ${engineThreads('cpu') ?? '(torch default)'}`);
 console.log(`config: ${file} ${overrides.join(' ')}; ${cfg.training.train_batch_size} problems, K ${cfg.training.train_sample_num}, max_response_length ${cfg.training.max_response_length}, episode_window ${cfg.rollout.episode_window ?? 'all'}`);
 for (const [name, r] of [['stack', stack], ['engine', direct]] as const) {
-  console.log(`${name.padEnd(6)}: ${r.generatedTokens} tokens in ${f(r.seconds)} s = ${f(tps(r))} tokens/s; ${r.turns} agent turns; engine busy ${f((100 * r.engineSeconds) / r.seconds, 0)}%, ${r.engineSteps} decoding steps (${f(r.generatedTokens / r.engineSteps)} tokens per step), engine on a core ${f(r.engineSched.onCpu)} s, waiting for one ${f(r.engineSched.waiting, 2)} s`);
+  console.log(`${name.padEnd(6)}: ${r.generatedTokens} tokens in ${f(r.seconds)} s = ${f(tps(r))} tokens/s; ${r.turns} agent turns; engine busy ${f((100 * r.engineSeconds) / r.seconds, 0)}%, ${r.engineSteps} decoding steps (${f(r.generatedTokens / r.engineSteps)} tokens per step), ${r.enginePrefills} prefills, engine on a core ${f(r.engineSched.onCpu)} s, waiting for one ${f(r.engineSched.waiting, 2)} s; the machine's CPU beside the engine ${f(r.besideEngine, 2)} s`);
 }
 for (const [name, r] of [['stack', stack], ['engine', direct]] as const) {
   console.log(`${name.padEnd(6)}: episode start -> first turn p50 ${f(pct(r.openingMs, 0.5), 0)} ms; a turn's result -> the next turn (its scoring included) p50 ${f(pct(r.betweenTurnsMs, 0.5), 0)} ms, p95 ${f(pct(r.betweenTurnsMs, 0.95), 0)} ms; last turn's result -> episode end p50 ${f(pct(r.closingMs, 0.5), 0)} ms`);
 }
 console.log(`stack, per agent turn: scheduled -> started p50 ${f(pct(stack.dispatchMs, 0.5), 0)} ms, p95 ${f(pct(stack.dispatchMs, 0.95), 0)} ms; one scoring takes ${f(stack.scoringMs, 0)} ms on average`);
-console.log(`stack CPU seconds during the rollout: ${Object.entries(stack.cpuSeconds).map(([n, s]) => `${n} ${f(s)}`).join(', ')}`);
+console.log(`stack CPU seconds during the rollout: ${Object.entries(stack.cpuSeconds).map(([n, s]) => `${n} ${f(s, 2)}`).join(', ')}`);
 console.log(`ratio stack/engine tokens/s: ${(tps(stack) / tps(direct)).toFixed(2)}`);

@@ -23,4 +23,10 @@ export function schedOf(pid: number): Sched {
   return { onCpu, waiting };
 }
 
+/** The machine's CPU seconds on every core so far, busy (user, nice, system, irq, softirq), from /proc/stat. */
+export function machineBusy(): number {
+  const [user, nice, system, , , irq, softirq] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+  return (user + nice + system + irq + softirq) / 100; // USER_HZ
+}
+
 export const minus = (a: Sched, b: Sched): Sched => ({ onCpu: a.onCpu - b.onCpu, waiting: a.waiting - b.waiting });

@@ -13,7 +13,7 @@ import { CPU_QUEUE, stackSettings } from '../../infra/settings.js';
 import { fetchRecorded } from '../../infra/temporal/histories.js';
 import { trainingRun } from '../../workflows/trainingRun.js';
 import type { RolloutFigures } from './direct.js';
-import { minus, schedOf, type Sched } from './sched.js';
+import { machineBusy, minus, schedOf, type Sched } from './sched.js';
 
 export interface StackFigures extends RolloutFigures {
   /** CPU seconds of each stack process during the rollout. */
@@ -114,12 +114,13 @@ export async function rolloutThroughStack(client: Client, cfg: RunConfig, runId:
   const tokens0 = await metric('tandem_generated_tokens_total');
   const engine0 = await metric('tandem_engine_busy_seconds'); // loading a policy is not busy time
   const steps0 = await metric('tandem_engine_decode_steps');
+  const prefills0 = await metric('tandem_engine_prefills');
   const scoring0 = await scoringSoFar();
   // Every 100 ms, each process's CPU seconds and the engine's scheduling, read from /proc: no
   // request to the stack while it runs (a progress query every 100 ms would itself load Temporal
   // and the CPU worker, ten times what `tandem train --wait` asks).
-  const samples: { at: number; cpu: Record<string, number>; sched: Sched }[] = [];
-  const sample = () => samples.push({ at: Date.now(), cpu: cpu(), sched: schedOf(pids.engine) });
+  const samples: { at: number; cpu: Record<string, number>; sched: Sched; busy: number }[] = [];
+  const sample = () => samples.push({ at: Date.now(), cpu: cpu(), sched: schedOf(pids.engine), busy: machineBusy() });
   sample();
   const sampler = setInterval(sample, 100);
   const handle = await client.workflow.start(trainingRun, { taskQueue: CPU_QUEUE, workflowId: runId, args: [{ config: cfg }] });
@@ -131,6 +132,7 @@ export async function rolloutThroughStack(client: Client, cfg: RunConfig, runId:
   const generatedTokens = (await metric('tandem_generated_tokens_total')) - tokens0;
   const engineSeconds = (await metric('tandem_engine_busy_seconds')) - engine0;
   const engineSteps = (await metric('tandem_engine_decode_steps')) - steps0;
+  const enginePrefills = (await metric('tandem_engine_prefills')) - prefills0;
   const scoring1 = await scoringSoFar();
   const scoringMs = (1000 * (scoring1.seconds - scoring0.seconds)) / Math.max(1, scoring1.calls - scoring0.calls);
   const dispatchMs: number[] = [];
@@ -159,5 +161,6 @@ export async function rolloutThroughStack(client: Client, cfg: RunConfig, runId:
   const [s0, s1] = [near(first), near(last)];
   const cpuSeconds = Object.fromEntries(Object.keys(pids).map((n) => [n, s1.cpu[n] - s0.cpu[n]]));
   const engineSched = minus(s1.sched, s0.sched);
-  return { seconds: (last - first) / 1000, generatedTokens, turns, engineSeconds, engineSteps, engineSched, cpuSeconds, dispatchMs, betweenTurnsMs, openingMs, closingMs, scoringMs };
+  const besideEngine = s1.busy - s0.busy - engineSched.onCpu;
+  return { seconds: (last - first) / 1000, generatedTokens, turns, engineSeconds, engineSteps, enginePrefills, engineSched, besideEngine, cpuSeconds, dispatchMs, betweenTurnsMs, openingMs, closingMs, scoringMs };
 }

@@ -1,5 +1,6 @@
 // The workflow bundle, made one way for the CPU worker, the unit tier's workflow harness and
-// `tandem replay`: webpack over workflows/index.ts, with the pure schema modules preloaded.
+// `tandem replay`: webpack over workflows/index.ts, with the pure schema modules preloaded and
+// Tandem's payload converter (payloadConverter.ts).
 //
 // The SDK evaluates every module of the bundle again for each workflow it creates (each workflow
 // gets its own module cache inside the reused V8 context). Tandem's config and environment modules
@@ -15,6 +16,9 @@ import { projectPath } from '../settings.js';
 /** The workflows the CPU worker registers. */
 export const WORKFLOWS_PATH = projectPath('workflows/index.ts');
 
+/** The workflows' payload converter (a local activity's arguments marked to stay out of the payload store). */
+export const PAYLOAD_CONVERTER_PATH = projectPath('infra/temporal/payloadConverter.ts');
+
 /** Modules evaluated once per worker and shared by every workflow (with what they import). */
 export const PRELOADED_MODULES = ['zod', projectPath('configs/schema.ts'), projectPath('configs/check.ts'), projectPath('envs/index.ts')];
 
@@ -26,6 +30,7 @@ export async function bundleWorkflows(workflowsPath: string = WORKFLOWS_PATH, pr
     workflowsPath,
     logger: bundlerLogger,
     preloadModules,
+    payloadConverterPath: PAYLOAD_CONVERTER_PATH,
     // Source files import each other as `./x.js`; webpack must find the `.ts` behind them.
     webpackConfigHook: (config) => {
       config.resolve = { ...config.resolve, extensionAlias: { '.js': ['.ts', '.js'] } };

@@ -14,6 +14,8 @@
 //   interface.
 // - Retention: as long as the run's events (the audit replays histories that name these rows);
 //   `workflow_id` says which workflow stored each row first.
+// - Not stored: a local activity's arguments (marked by the workflows' payload converter,
+//   payloadConverter.ts), which go from workflow to activity inside the worker, never to history.
 // - Bound: a payload in history is at most PAYLOAD_THRESHOLD_BYTES, so an episode's history grows
 //   with its number of turns, not with the length of its responses (docs/ARCHITECTURE.md, "Size").
 import { createHash } from 'node:crypto';
@@ -22,6 +24,7 @@ import { ExternalStorage, StorageDriverClaim, type Payload, type StorageDriver, 
 import { decodeReferencePayload, isReferencePayload } from '@temporalio/common/lib/internal-non-workflow/extstore-helpers';
 import type pg from 'pg';
 import { openPool } from '../db/pool.js';
+import { LOCAL_ARGUMENT } from './payloadConverter.js';
 
 /** Payloads larger than this go to the store (the SDK's default is 256 KiB). */
 export const PAYLOAD_THRESHOLD_BYTES = 4 * 1024;
@@ -83,7 +86,15 @@ export class PostgresPayloadDriver implements StorageDriver {
  */
 export function tandemDataConverter(databaseUrl: string): { externalStorage: ExternalStorage } {
   const pool = openPool(databaseUrl, { max: 4, allowExitOnIdle: true });
-  return { externalStorage: new ExternalStorage({ drivers: [new PostgresPayloadDriver(pool)], payloadSizeThreshold: PAYLOAD_THRESHOLD_BYTES }) };
+  const driver = new PostgresPayloadDriver(pool);
+  return {
+    externalStorage: new ExternalStorage({
+      drivers: [driver],
+      // A local activity's arguments stay inline: they never reach the server (payloadConverter.ts).
+      driverSelector: (_context, payload) => (payload.metadata?.[LOCAL_ARGUMENT] ? null : driver),
+      payloadSizeThreshold: PAYLOAD_THRESHOLD_BYTES,
+    }),
+  };
 }
 
 /**

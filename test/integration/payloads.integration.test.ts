@@ -6,8 +6,9 @@
 //   - an episode whose candidates' texts total 20 MB completes; its history stays under
 //     HISTORY_BOUND and no payload in it exceeds the store's threshold (4 KiB; Temporal warns at
 //     512 KB and refuses 2 MB); it replays from the store, and with its claims put back inline
-//     (as saved fixtures are) without one; the audit reads every text back from the event store
-//     and `episodes verify` passes.
+//     (as saved fixtures are) without one; its local activities' arguments (texts among them)
+//     are not stored; the audit reads every text back from the event store and `episodes verify`
+//     passes.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { StorageDriverClaim } from '@temporalio/common';
@@ -134,8 +135,15 @@ function describeLongEpisode() {
     const [inlined] = await replayHistories([{ workflowId: episodeId, history, source: 'inlined' }], bundle);
     assert.equal(inlined.error, undefined);
 
+    // The texts are stored once: as the agent turns' results (one row per turn). The episode's
+    // local activities (its scoring, fed the candidates' texts, and its closing, fed every sample
+    // and event) get them again as arguments, which never leave the worker and are not stored.
+    const { rows: stored } = await pool.query('SELECT count(*)::int AS n, coalesce(sum(bytes), 0)::bigint AS bytes FROM payloads WHERE workflow_id = $1', [episodeId]);
+    assert.equal(stored[0].n, TURNS * AGENTS, `${stored[0].n} payloads of ${stored[0].bytes} bytes stored for the episode`);
+    assert.ok(Number(stored[0].bytes) < texts * 1.1, `${stored[0].bytes} bytes stored for ${texts} bytes of texts`);
+
     // The audit reads the content back: every text, whole, from the event store.
-    const stored = await eventually(`the episode's ${TURNS * AGENTS * K} scored samples in the event store`, async () => {
+    const inEvents = await eventually(`the episode's ${TURNS * AGENTS * K} scored samples in the event store`, async () => {
       const { rows } = await pool.query(
         `SELECT coalesce(sum(length(s->>'text')), 0)::bigint AS chars, count(*)::int AS n
            FROM events, jsonb_array_elements(data->'samples') s
@@ -144,7 +152,7 @@ function describeLongEpisode() {
       );
       return rows[0].n === TURNS * AGENTS * K ? Number(rows[0].chars) : undefined;
     }, 120_000);
-    assert.equal(stored, texts);
+    assert.equal(inEvents, texts);
     const verdict = await verifyEpisode(db.db, episodeId);
     assert.deepEqual(verdict.problems, []);
     assert.equal(verdict.steps, TURNS * AGENTS);
