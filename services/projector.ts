@@ -1,14 +1,15 @@
 // The projector: consumes the events topic into Postgres. Each event is appended to the
 // events table (idempotent by event id, hash-chained per stream) and projected into the read
-// models in one transaction (projector/append.ts); the Kafka offset is committed after the
-// transaction, so a crash re-delivers, never loses.
+// models; the events of one Kafka batch (at most maxBytesPerPartition of them) in one transaction
+// (projector/append.ts). The Kafka offsets are committed after the transaction, so a crash
+// re-delivers, never loses.
 import { drizzle } from 'drizzle-orm/node-postgres';
 import type { EventEnvelope } from '../domain/events.js';
 import { applyMigrations } from '../infra/db/migrate.js';
 import { openPool } from '../infra/db/pool.js';
 import { makeKafka } from '../infra/kafka/client.js';
 import { MAX_RECORD_BYTES, PROJECTOR_GROUP, READY_LINE, stackSettings, TOPICS } from '../infra/settings.js';
-import { appendEvent } from './projector/append.js';
+import { appendEvents } from './projector/append.js';
 
 const s = stackSettings();
 // The projector writes the schema: a stack whose Postgres was already up gets new migrations here.
@@ -33,8 +34,10 @@ consumer.on(consumer.events.CRASH, ({ payload }) => {
 await consumer.connect();
 await consumer.subscribe({ topic: TOPICS.events, fromBeginning: true });
 await consumer.run({
-  eachMessage: async ({ message }) => {
-    if (message.value) await appendEvent(db, JSON.parse(message.value.toString('utf8')) as EventEnvelope);
+  // kafkajs resolves and commits the batch's offsets once this returns; a throw re-delivers it whole.
+  eachBatch: async ({ batch }) => {
+    const envelopes = batch.messages.flatMap((m) => (m.value ? [JSON.parse(m.value.toString('utf8')) as EventEnvelope] : []));
+    if (envelopes.length > 0) await appendEvents(db, envelopes);
   },
 });
 console.log(`${READY_LINE} projector consuming ${TOPICS.events}`);

@@ -16,7 +16,7 @@ import type { RolloutFigures } from './direct.js';
 import { machineBusy, minus, schedOf, type Sched } from './sched.js';
 
 export interface StackFigures extends RolloutFigures {
-  /** CPU seconds of each stack process during the rollout. */
+  /** CPU seconds of each stack process during the rollout (Postgres: with its backends). */
   cpuSeconds: Record<string, number>;
   /** Per agent turn: scheduled -> started on the policy worker. */
   dispatchMs: number[];
@@ -26,14 +26,34 @@ export interface StackFigures extends RolloutFigures {
 
 const TICKS = 100; // clock ticks per second (USER_HZ)
 
+/** The fields of /proc/PID/stat after the command name; undefined once it is gone. */
+function statOf(pid: number | string): string[] | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  } catch {
+    return undefined;
+  }
+}
+
 /** utime + stime of a pid, in seconds; 0 once it is gone. */
 function cpuOf(pid: number): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / TICKS;
-  } catch {
-    return 0;
+  const fields = statOf(pid);
+  return fields ? (Number(fields[11]) + Number(fields[12])) / TICKS : 0;
+}
+
+/**
+ * A server and its worker processes (Postgres: the postmaster and a backend per connection): its
+ * own utime + stime, its children's that have ended (cutime + cstime), and its live children's.
+ */
+function serverCpuOf(pid: number): number {
+  const own = statOf(pid);
+  if (!own) return 0;
+  let ticks = Number(own[11]) + Number(own[12]) + Number(own[13]) + Number(own[14]);
+  for (const p of readdirSync('/proc').filter((n) => /^\d+$/.test(n))) {
+    const fields = statOf(p);
+    if (fields && Number(fields[1]) === pid) ticks += Number(fields[11]) + Number(fields[12]);
   }
+  return ticks / TICKS;
 }
 
 /** The stack's processes by name (their pid files), plus the engine (the policy worker's child). */
@@ -110,7 +130,7 @@ function openingTaskStart(events: any[]): number {
 export async function rolloutThroughStack(client: Client, cfg: RunConfig, runId: string): Promise<StackFigures> {
   const episodes = cfg.algorithm === 'at_grpo' ? cfg.training.train_batch_size : cfg.training.train_batch_size * cfg.training.train_sample_num;
   const pids = stackProcesses();
-  const cpu = () => Object.fromEntries(Object.entries(pids).map(([n, p]) => [n, cpuOf(p)]));
+  const cpu = () => Object.fromEntries(Object.entries(pids).map(([n, p]) => [n, n === 'postgres' ? serverCpuOf(p) : cpuOf(p)]));
   const tokens0 = await metric('tandem_generated_tokens_total');
   const engine0 = await metric('tandem_engine_busy_seconds'); // loading a policy is not busy time
   const steps0 = await metric('tandem_engine_decode_steps');

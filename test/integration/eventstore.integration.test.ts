@@ -16,7 +16,7 @@ import { events, samples, streams } from '../../infra/db/schema.js';
 import { applyMigrations, ensureDatabase } from '../../infra/db/migrate.js';
 import { lazyProducer } from '../../infra/kafka/client.js';
 import { projectPath, TOPICS } from '../../infra/settings.js';
-import { appendEvent } from '../../services/projector/append.js';
+import { appendEvents } from '../../services/projector/append.js';
 import { checkChain } from '../../services/projector/hashChain.js';
 import { READ_MODEL_TABLES, rebuildReadModels } from '../../services/projector/rebuild.js';
 import { eventually } from '../support/eventually.js';
@@ -111,7 +111,7 @@ test('re-delivered events are stored once, with an intact hash chain and stream 
   assert.equal(sampleRows.length, 2, 'each sample once');
 
   // The append itself is idempotent too: a re-delivered envelope is skipped whole.
-  assert.equal(await appendEvent(pg.db, r.episode[1]), false);
+  assert.deepEqual(await appendEvents(pg.db, [r.episode[1]]), [false]);
   assert.equal((await storedRows(names)).length, all.length + 1);
 });
 
@@ -173,7 +173,7 @@ test('the migrations apply to a database that holds events from before the hash 
     assert.match(checkChain('s', rows, head)!.message, /no hash \(recorded before the hash chain\)/);
     // A later event of the old stream still appends after its head.
     const next = envelopes('s', 2, [{ type: 'RunFinished', runId: 'old', iterations: 0, reason: 'completed' }])[0];
-    assert.equal(await appendEvent(db, next), true);
+    assert.deepEqual(await appendEvents(db, [next]), [true]);
     assert.equal((await db.select().from(streams).where(eq(streams.stream, 's')))[0].position, 2);
     await applyMigrations(url.toString()); // applying again changes nothing
   } finally {
@@ -187,12 +187,30 @@ test('the migrations apply to a database that holds events from before the hash 
 test('an event out of its stream order is stored, the head never moves back, and the chain shows it', { timeout: 60_000 }, async () => {
   const stream = `test:order-${Date.now()}`;
   const [e0, e1, e2] = envelopes(stream, 0, [0, 1, 2].map((i) => ({ type: 'RunFinished', runId: `order-${i}`, iterations: i, reason: 'completed' }) as TandemEvent));
-  assert.equal(await appendEvent(pg.db, e0), true);
-  assert.equal(await appendEvent(pg.db, e2), true); // ahead of its turn
-  assert.equal(await appendEvent(pg.db, e1), true); // late
+  assert.deepEqual(await appendEvents(pg.db, [e0]), [true]);
+  assert.deepEqual(await appendEvents(pg.db, [e2]), [true]); // ahead of its turn
+  assert.deepEqual(await appendEvents(pg.db, [e1]), [true]); // late
   const [head] = await pg.db.select().from(streams).where(eq(streams.stream, stream));
   assert.equal(head.position, 2);
   const rows = await pg.db.select().from(events).where(eq(events.stream, stream)).orderBy(asc(events.position));
   assert.deepEqual(rows.map((r) => r.position), [0, 1, 2]);
   assert.equal(checkChain(stream, rows, head)?.position, 1, 'the late event does not chain from its predecessor');
+});
+
+test('a batch is one transaction: its events append in order, a re-delivered one among them is skipped, and a batch that fails stores none', { timeout: 60_000 }, async () => {
+  const stream = `test:batch-${Date.now()}`;
+  const [e0, e1, e2] = envelopes(stream, 0, [0, 1, 2].map((i) => ({ type: 'RunFinished', runId: `batch-${i}`, iterations: i, reason: 'completed' }) as TandemEvent));
+  assert.deepEqual(await appendEvents(pg.db, [e0, e1, e0, e2]), [true, true, false, true]);
+  const [head] = await pg.db.select().from(streams).where(eq(streams.stream, stream));
+  const rows = await pg.db.select().from(events).where(eq(events.stream, stream)).orderBy(asc(events.position));
+  assert.deepEqual(rows.map((r) => r.position), [0, 1, 2]);
+  assert.equal(checkChain(stream, rows, head), null);
+
+  // An event whose projection the database refuses (an episode without an id) fails its whole batch.
+  const other = `test:batch-failed-${Date.now()}`;
+  const [good] = envelopes(other, 0, [{ type: 'RunFinished', runId: 'batch-failed', iterations: 0, reason: 'completed' }]);
+  const [bad] = envelopes(`episode:batch-bad-${Date.now()}`, 0, [{ type: 'EpisodeStarted', runId: 'batch-failed', iteration: 0, episodeId: null as unknown as string, problemSeed: 0, phase: 'train', setup: {} } as TandemEvent]);
+  await assert.rejects(appendEvents(pg.db, [good, bad]));
+  assert.deepEqual(await pg.db.select().from(events).where(eq(events.stream, other)), [], 'the good event of the failed batch is not stored');
+  assert.deepEqual(await appendEvents(pg.db, [good]), [true], 'delivered again, it appends');
 });
