@@ -9,6 +9,7 @@ import { envelopes, type EventEnvelope } from '../domain/events.js';
 import { openPool } from '../infra/db/pool.js';
 import { lazyProducer, makeKafka } from '../infra/kafka/client.js';
 import { stackSettings, TOPICS } from '../infra/settings.js';
+import { cpuOf } from './rollout/sched.js';
 
 const N = Number(process.argv[2] ?? 1000);
 const s = stackSettings();
@@ -16,12 +17,8 @@ const runId = `bench-projector-${Date.now()}`;
 const pool = openPool(s.databaseUrl, { max: 1 });
 const producer = lazyProducer(makeKafka(s.kafkaBrokers, 'tandem-bench-projector'));
 
-/** utime + stime of the projector, in seconds. */
-function projectorCpu(): number {
-  const pid = Number(readFileSync(join(s.dataDir, 'run', 'projector.pid'), 'utf8'));
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
+const projectorPid = Number(readFileSync(join(s.dataDir, 'run', 'projector.pid'), 'utf8'));
+const projectorCpu = () => cpuOf(projectorPid);
 
 const all: EventEnvelope[] = [];
 for (let j = 0; j < N; j++) {

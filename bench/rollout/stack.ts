@@ -13,7 +13,7 @@ import { CPU_QUEUE, stackSettings } from '../../infra/settings.js';
 import { fetchRecorded } from '../../infra/temporal/histories.js';
 import { trainingRun } from '../../workflows/trainingRun.js';
 import type { RolloutFigures } from './direct.js';
-import { machineBusy, minus, schedOf, type Sched } from './sched.js';
+import { cpuOf, machineBusy, minus, schedOf, serverCpuOf, type Sched } from './sched.js';
 
 export interface StackFigures extends RolloutFigures {
   /** CPU seconds of each stack process during the rollout (Postgres: with its backends). */
@@ -22,38 +22,6 @@ export interface StackFigures extends RolloutFigures {
   dispatchMs: number[];
   /** Mean run time of one scoring (the CPU worker's metrics). */
   scoringMs: number;
-}
-
-const TICKS = 100; // clock ticks per second (USER_HZ)
-
-/** The fields of /proc/PID/stat after the command name; undefined once it is gone. */
-function statOf(pid: number | string): string[] | undefined {
-  try {
-    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  } catch {
-    return undefined;
-  }
-}
-
-/** utime + stime of a pid, in seconds; 0 once it is gone. */
-function cpuOf(pid: number): number {
-  const fields = statOf(pid);
-  return fields ? (Number(fields[11]) + Number(fields[12])) / TICKS : 0;
-}
-
-/**
- * A server and its worker processes (Postgres: the postmaster and a backend per connection): its
- * own utime + stime, its children's that have ended (cutime + cstime), and its live children's.
- */
-function serverCpuOf(pid: number): number {
-  const own = statOf(pid);
-  if (!own) return 0;
-  let ticks = Number(own[11]) + Number(own[12]) + Number(own[13]) + Number(own[14]);
-  for (const p of readdirSync('/proc').filter((n) => /^\d+$/.test(n))) {
-    const fields = statOf(p);
-    if (fields && Number(fields[1]) === pid) ticks += Number(fields[11]) + Number(fields[12]);
-  }
-  return ticks / TICKS;
 }
 
 /** The stack's processes by name (their pid files), plus the engine (the policy worker's child). */
