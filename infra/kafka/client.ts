@@ -1,6 +1,7 @@
 // kafkajs clients for Tandem's processes: one Kafka instance and one connected producer each.
 import { Kafka, logLevel, Partitioners, type Producer } from 'kafkajs';
 import { MAX_RECORD_BYTES } from '../settings.js';
+import './requestQueue.js'; // kafkajs's idle timer, stopped (see there)
 
 export function makeKafka(brokers: string[], clientId: string): Kafka {
   return new Kafka({ clientId, brokers, logLevel: logLevel.WARN, retry: { retries: 8 } });
