@@ -14,10 +14,15 @@ export interface EngineDeps {
   dataDir: string;
 }
 
+/** `<data_dir>/runs/<run>`: a run's own folder, under its data_dir, else the worker's data folder. */
+export function runFolder(runId: string, dataDir: string | undefined, workerDataDir: string): string {
+  return join(dataDir ? projectPath(dataDir) : workerDataDir, 'runs', runId);
+}
+
 /** `<data_dir>/runs/<run>/checkpoints/<policy>`, or the checkpoint folder an evaluation was given. */
 export function checkpointRoot(p: PolicyRef, workerDataDir: string): string {
   if (p.checkpointDir) return projectPath(p.checkpointDir);
-  return join(p.dataDir ? projectPath(p.dataDir) : workerDataDir, 'runs', p.runId, 'checkpoints', p.spec.name);
+  return join(runFolder(p.runId, p.dataDir, workerDataDir), 'checkpoints', p.spec.name);
 }
 
 /**

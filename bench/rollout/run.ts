@@ -11,7 +11,8 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadRunConfig } from '../../configs/load.js';
 import { engineThreads } from '../../infra/engine/client.js';
-import { projectPath, stackSettings } from '../../infra/settings.js';
+import { stackSettings } from '../../infra/settings.js';
+import { runFolder } from '../../policy/activities.js';
 import { temporalClient } from '../../services/cli/temporal.js';
 import { rolloutDirect } from './direct.js';
 import { rolloutThroughStack } from './stack.js';
@@ -36,7 +37,7 @@ const client = await temporalClient();
 const stack = await rolloutThroughStack(client, cfg, runId);
 // The run's checkpoint (its one update's) is of no further use: without this, every bench run
 // left about 30 MB of the tiny model's, more of a real one's, in the stack's data folder.
-rmSync(join(cfg.data_dir ? projectPath(cfg.data_dir) : stackSettings().dataDir, 'runs', runId), { recursive: true, force: true });
+rmSync(runFolder(runId, cfg.data_dir, stackSettings().dataDir), { recursive: true, force: true });
 // The same run id: the same episode ids, hence the same sampling seeds.
 const scratch = mkdtempSync(join(tmpdir(), 'tandem-bench-rollout-'));
 const direct = await rolloutDirect(cfg, runId, scratch);
