@@ -27,6 +27,8 @@ export interface RolloutFigures {
   engineSteps: number;
   /** The engine's prefills (newcomers prefilled and merged into its running batch). */
   enginePrefills: number;
+  /** The engine's copies of its running batch's KV cache (newcomers that found no free slot, compactions). */
+  engineCacheCopies: number;
   /** The engine process's seconds on a core, and runnable but waiting for one. */
   engineSched: Sched;
   /** The machine's busy CPU seconds (every process, the kernel's own work included) beside the engine's. */
@@ -101,5 +103,5 @@ export async function rolloutDirect(cfg: RunConfig, runId: string, dataDir: stri
   const besideEngine = machineBusy() - busy0 - engineSched.onCpu;
   const stats1 = await engine.request<EngineStats>('stats', {});
   await engine.stop();
-  return { seconds, generatedTokens, turns, engineSeconds: stats1.busy_seconds - stats0.busy_seconds, engineSteps: stats1.steps - stats0.steps, enginePrefills: stats1.prefills - stats0.prefills, engineSched, besideEngine, openingMs, closingMs, betweenTurnsMs };
+  return { seconds, generatedTokens, turns, engineSeconds: stats1.busy_seconds - stats0.busy_seconds, engineSteps: stats1.steps - stats0.steps, enginePrefills: stats1.prefills - stats0.prefills, engineCacheCopies: stats1.cache_copies - stats0.cache_copies, engineSched, besideEngine, openingMs, closingMs, betweenTurnsMs };
 }

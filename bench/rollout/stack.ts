@@ -103,6 +103,7 @@ export async function rolloutThroughStack(client: Client, cfg: RunConfig, runId:
   const engine0 = await metric('tandem_engine_busy_seconds'); // loading a policy is not busy time
   const steps0 = await metric('tandem_engine_decode_steps');
   const prefills0 = await metric('tandem_engine_prefills');
+  const copies0 = await metric('tandem_engine_cache_copies');
   const scoring0 = await scoringSoFar();
   // Every 100 ms, each process's CPU seconds and the engine's scheduling, read from /proc: no
   // request to the stack while it runs (a progress query every 100 ms would itself load Temporal
@@ -121,6 +122,7 @@ export async function rolloutThroughStack(client: Client, cfg: RunConfig, runId:
   const engineSeconds = (await metric('tandem_engine_busy_seconds')) - engine0;
   const engineSteps = (await metric('tandem_engine_decode_steps')) - steps0;
   const enginePrefills = (await metric('tandem_engine_prefills')) - prefills0;
+  const engineCacheCopies = (await metric('tandem_engine_cache_copies')) - copies0;
   const scoring1 = await scoringSoFar();
   const scoringMs = (1000 * (scoring1.seconds - scoring0.seconds)) / Math.max(1, scoring1.calls - scoring0.calls);
   const dispatchMs: number[] = [];
@@ -150,5 +152,5 @@ export async function rolloutThroughStack(client: Client, cfg: RunConfig, runId:
   const cpuSeconds = Object.fromEntries(Object.keys(pids).map((n) => [n, s1.cpu[n] - s0.cpu[n]]));
   const engineSched = minus(s1.sched, s0.sched);
   const besideEngine = s1.busy - s0.busy - engineSched.onCpu;
-  return { seconds: (last - first) / 1000, generatedTokens, turns, engineSeconds, engineSteps, enginePrefills, engineSched, besideEngine, cpuSeconds, dispatchMs, betweenTurnsMs, openingMs, closingMs, scoringMs };
+  return { seconds: (last - first) / 1000, generatedTokens, turns, engineSeconds, engineSteps, enginePrefills, engineCacheCopies, engineSched, besideEngine, cpuSeconds, dispatchMs, betweenTurnsMs, openingMs, closingMs, scoringMs };
 }

@@ -216,6 +216,7 @@ export interface EngineStats {
   busy_seconds: number;
   steps: number;
   prefills: number;
+  cache_copies: number;
   generated_tokens: number;
   rows_finished: number;
   live_rows: number;

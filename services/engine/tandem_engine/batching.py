@@ -6,16 +6,22 @@ per row. Between steps:
 
 * newcomers are prefilled (one forward per distinct (prompt, adapter); generation.prefill; at most
   TANDEM_PREFILL_TOKENS padded prompt tokens per step, the rest at the next steps), sample their
-  first token from the prefill logits and are merged into the batch;
-* finished rows are compacted away (at a merge, or once they are more than an eighth of the batch);
-  a request is answered as soon as its own rows are finished, whatever the others still do.
+  first token from the prefill logits and join the batch;
+* finished rows leave: a request is answered as soon as its own rows are finished, whatever the
+  others still do.
 
 The KV cache is left-aligned like a padded batch: every row writes its next key/value at the same
 column L, rows that joined with a shorter history have masked (zero) columns on the left, and each
-row keeps its own RoPE position. A merge or compaction copies the cache once into buffers sized for
-the new set of rows (the columns every row masks are trimmed); a step writes one column in place
-(kv_cache.PreallocatedLayer). Models whose cache has other layer kinds (sliding windows) cannot be
-merged this way: their batch takes newcomers only when it is empty.
+row keeps its own RoPE position. The batch is the first B slots (rows) of buffers with spare slots
+and spare columns; a step writes one column in place (kv_cache.PreallocatedLayer). A newcomer is
+written into a free slot (a finished row's, or a spare one) at columns L - P .. L: the live rows are
+not touched. Only when that cannot be done (no free slot, a prompt longer than L, or too few columns
+left for its tokens) is the cache copied once into fresh buffers sized for the rows, with the columns
+every row masks trimmed (_rebuild); the same copy compacts the batch when more than half its slots
+hold finished rows (finished rows at the end are dropped for free). On a GPU such a copy moves the
+whole KV cache and needs it twice in memory: the spare room makes it rare. Models whose cache has
+other layer kinds (sliding windows) cannot be merged this way: their batch takes newcomers only when
+it is empty.
 
 Outputs: greedy rows give the same tokens as decoding each alone (up to float summation order);
 a seeded row draws from its own generator, so it is reproducible whenever the logits are, which holds
@@ -37,12 +43,15 @@ from .generation import GEN_BATCH_ROWS, PREFILL_TOKENS, Row, SamplingParams, pre
 from .kv_cache import PreallocatedLayer, spread_prefill
 from .mixed_lora import lora_rows
 
+SLACK_COLUMNS = 32  # the least spare columns of a rebuilt cache (see DecodeBatch._rebuild)
+
 
 class DecodeBatch:
     """The running rows of one Backbone and their KV cache (see the module comment)."""
 
-    def __init__(self, bb):
+    def __init__(self, bb, stats: dict):
         self.bb = bb
+        self.stats = stats  # the Scheduler's counters: cache_copies counts the copies of live rows
         self.rows: list[Row] = []
         self.joinable = True  # False: the cache has layer kinds that cannot be merged
         self._lora = ExitStack()  # the mixed-adapter hooks of the current set of rows
@@ -52,6 +61,7 @@ class DecodeBatch:
         self._lora.close()
         self.rows, self.cache, self.attn, self.pos, self.tok, self.length = [], None, None, None, None, 0
         self.params, self.forward_kwargs = None, None
+        self._kv, self._attn = [], None  # the whole buffers (slots x capacity); the batch uses their first rows
 
     @property
     def live(self) -> int:
@@ -66,7 +76,7 @@ class DecodeBatch:
     @torch.no_grad()
     def admit(self, newcomers: list[Row]) -> list[Row]:
         """Prefill `newcomers`, sample their first token, merge the unfinished ones. -> rows finished now."""
-        self._lora.close()
+        self._lora.close()  # the prefill runs without the batch's adapter hooks
         self.forward_kwargs = None
         todo = [r for r in newcomers if r.remaining > 0]
         finished = [r for r in newcomers if r.remaining <= 0]
@@ -83,16 +93,17 @@ class DecodeBatch:
         new_rows = [todo[i] for i in keep]
         keep_t = torch.tensor(keep, device=self.bb.device)
         positions = torch.tensor([len(r.prompt_ids) for r in new_rows], device=self.bb.device)
+        new = (new_rows, cache, attn, src[keep_t], positions, tok[keep_t])
         if not self.rows:
             self.joinable = all(type(layer) is DynamicLayer for layer in cache.layers)
+        if not self.joinable:  # an empty batch (a non-joinable one takes newcomers only then): exact buffers
             capacity = max(r.remaining for r in new_rows)
             self.cache = spread_prefill(cache, src[keep_t], capacity)
-            P = attn.shape[1]
             self.attn = torch.cat([attn[src[keep_t]], attn.new_ones((len(new_rows), capacity))], dim=1)
-            self.rows, self.pos, self.tok, self.length = new_rows, positions, tok[keep_t], P
-        else:
-            self._rebuild(new=(new_rows, cache, attn, src[keep_t], positions, tok[keep_t]))
-        self.params = SamplingParams(self.rows, self.bb.device)
+            self.rows, self.pos, self.tok, self.length = new_rows, positions, tok[keep_t], attn.shape[1]
+        elif not (self.rows and self._place(new)):
+            self._rebuild(new)
+        self._rows_changed()
         return finished
 
     @torch.no_grad()
@@ -110,21 +121,77 @@ class DecodeBatch:
         return finished
 
     def settle(self) -> None:
-        """Drop finished (or cancelled) rows: all of them once the batch is done, else when they are
-        more than an eighth of the batch (a compaction copies the cache; a dead row only costs its
-        share of each step)."""
+        """Drop finished (or cancelled) rows: all of them once the batch is done; the last rows of the
+        batch at no cost (the batch's views get shorter); the others when they are more than half the
+        batch (a compaction copies the cache), until then their slots wait for newcomers."""
         live = self.live
         if live == 0:
             self._reset()
-        elif self.joinable and (len(self.rows) - live) * 8 > live:
-            self._lora.close()
-            self.forward_kwargs = None
+            return
+        if not self.joinable:
+            return
+        B = len(self.rows)
+        while self.rows[B - 1].finish is not None:
+            B -= 1
+        if B - live > live:
             self._rebuild(new=None)
-            self.params = SamplingParams(self.rows, self.bb.device)
+        elif B < len(self.rows):
+            self._use_rows(B)
+        else:
+            return
+        self._rows_changed()
+
+    def _rows_changed(self) -> None:
+        """The set of rows changed: per-row sampling parameters and adapter hooks follow."""
+        self._lora.close()
+        self.forward_kwargs = None
+        self.params = SamplingParams(self.rows, self.bb.device)
+
+    def _use_rows(self, B: int) -> None:
+        """The batch is the first B slots of the buffers."""
+        for li, (k, v) in enumerate(self._kv):
+            self.cache.layers[li] = PreallocatedLayer(k[:B], v[:B], self.length)
+        self.attn = self._attn[:B]
+        self.rows, self.pos, self.tok = self.rows[:B], self.pos[:B], self.tok[:B]
+
+    def _place(self, new) -> bool:
+        """Write the newcomers' prefill into free slots (finished rows' slots first, then unused ones),
+        without touching the live rows. -> False if they do not fit: more rows than the buffers hold,
+        a prompt longer than the batch's history (the newcomer's columns would start before column 0), or
+        fewer columns left than a newcomer may generate."""
+        new_rows, pre, pre_attn, src, positions, tok = new
+        L, P = self.length, pre_attn.shape[1]
+        slots_total, capacity = self._attn.shape
+        free = [i for i, r in enumerate(self.rows) if r.finish is not None]
+        free += range(len(self.rows), slots_total)
+        if len(new_rows) > len(free) or P > L or L + max(r.remaining for r in new_rows) > capacity:
+            return False
+        slots = free[: len(new_rows)]
+        B = max(len(self.rows), slots[-1] + 1)
+        dev = self.bb.device
+        slots_t = torch.tensor(slots, device=dev)
+        for li, (k, v) in enumerate(self._kv):
+            for buf, prefilled in ((k, pre.layers[li].keys), (v, pre.layers[li].values)):
+                buf[slots_t, :, : L - P] = 0  # masked columns: zeros, never garbage (0 * NaN is NaN)
+                buf[slots_t, :, L - P: L] = prefilled[src]
+        self._attn[slots_t, : L - P] = 0
+        self._attn[slots_t, L - P: L] = pre_attn[src]
+        self._attn[slots_t, L:] = 1
+        grow = B - len(self.rows)
+        self.rows = self.rows + [None] * grow
+        self.pos = torch.cat([self.pos, self.pos.new_zeros(grow)])
+        self.tok = torch.cat([self.tok, self.tok.new_zeros(grow)])
+        for i, r in zip(slots, new_rows):
+            self.rows[i] = r
+        self.pos[slots_t], self.tok[slots_t] = positions, tok
+        self._use_rows(B)
+        return True
 
     def _rebuild(self, new) -> None:
         """Copy the live rows (and the newcomers' prefill, if any) into fresh buffers: left-aligned
-        at column L' = the longest history, with room for every row's remaining tokens."""
+        at column L' = the longest history, with room for every row's remaining tokens. The buffers
+        hold up to twice as many rows (at most TANDEM_GEN_BATCH) and a quarter more columns than the
+        rows may generate, so that later newcomers usually join in free slots without a copy."""
         dev = self.bb.device
         keep = [i for i, r in enumerate(self.rows) if r.finish is None]
         keep_t = torch.tensor(keep, device=dev, dtype=torch.long)
@@ -136,32 +203,42 @@ class DecodeBatch:
         P = new[2].shape[1] if new else 0
         L2 = max(span, P)
         rows_all = rows + (new[0] if new else [])
-        C2 = L2 + max(r.remaining for r in rows_all)
+        longest = max(r.remaining for r in rows_all)
+        C2 = L2 + longest + max(SLACK_COLUMNS, longest // 4)
         B_old, B_new = len(rows), len(new[0]) if new else 0
+        self.stats["cache_copies"] += B_old > 0
+        R2 = max(B_old + B_new, min(GEN_BATCH_ROWS, 2 * (B_old + B_new)))
+        cache = self.cache if self.cache is not None else new[1]
 
-        for li, layer in enumerate(self.cache.layers):
+        self._kv = []
+        for li, layer in enumerate(cache.layers):
             parts = []
             for name in ("keys", "values"):
-                old = getattr(layer, name)
-                _, H, _, D = old.shape
-                buf = torch.empty((B_old + B_new, H, C2, D), dtype=old.dtype, device=dev)
-                buf[:B_old, :, : L2 - span] = 0  # masked columns: zeros, never garbage (0 * NaN is NaN)
-                buf[:B_old, :, L2 - span: L2] = old[keep_t, :, first:L]
+                ref = getattr(layer, name) if B_old else getattr(new[1].layers[li], name)
+                _, H, _, D = ref.shape
+                buf = torch.empty((R2, H, C2, D), dtype=ref.dtype, device=dev)
+                if B_old:
+                    old = getattr(layer, name)
+                    buf[:B_old, :, : L2 - span] = 0  # masked columns: zeros, never garbage (0 * NaN is NaN)
+                    buf[:B_old, :, L2 - span: L2] = old[keep_t, :, first:L]
                 if new:
                     pre = getattr(new[1].layers[li], name)
-                    buf[B_old:, :, : L2 - P] = 0
-                    buf[B_old:, :, L2 - P: L2] = pre[new[3]]
+                    buf[B_old: B_old + B_new, :, : L2 - P] = 0
+                    buf[B_old: B_old + B_new, :, L2 - P: L2] = pre[new[3]]
                 parts.append(buf)
-            self.cache.layers[li] = PreallocatedLayer(parts[0], parts[1], L2)
+            self._kv.append(tuple(parts))
+        self.cache = cache
 
-        attn = torch.zeros((B_old + B_new, C2), dtype=torch.long, device=dev)
-        attn[:B_old, L2 - span: L2] = self.attn[keep_t, first:L]
-        attn[:, L2:] = 1  # generated columns are always attended
-        pos, tok = self.pos[keep_t], self.tok[keep_t]
+        self._attn = torch.zeros((R2, C2), dtype=torch.long, device=dev)
+        if B_old:
+            self._attn[:B_old, L2 - span: L2] = self.attn[keep_t, first:L]
+        self._attn[:, L2:] = 1  # generated columns are always attended
+        pos, tok = (self.pos[keep_t], self.tok[keep_t]) if B_old else (new[4][:0], new[5][:0])
         if new:
-            attn[B_old:, L2 - P: L2] = new[2][new[3]]
+            self._attn[B_old: B_old + B_new, L2 - P: L2] = new[2][new[3]]
             pos, tok = torch.cat([pos, new[4]]), torch.cat([tok, new[5]])
-        self.rows, self.attn, self.pos, self.tok, self.length = rows_all, attn, pos, tok, L2
+        self.rows, self.pos, self.tok, self.length = rows_all, pos, tok, L2
+        self._use_rows(B_old + B_new)
 
 
 def _admission(q: deque, room: int) -> list[Row]:
@@ -186,7 +263,7 @@ class Scheduler:
     def __init__(self):
         self.batches: dict[object, DecodeBatch] = {}  # Backbone -> its batch
         self.waiting: dict[object, deque[Row]] = {}
-        self.stats = {"busy_seconds": 0.0, "steps": 0, "prefills": 0, "generated_tokens": 0, "rows_finished": 0}
+        self.stats = {"busy_seconds": 0.0, "steps": 0, "prefills": 0, "cache_copies": 0, "generated_tokens": 0, "rows_finished": 0}
 
     def add(self, bb, rows: list[Row]) -> None:
         self.waiting.setdefault(bb, deque()).extend(rows)
@@ -217,7 +294,9 @@ class Scheduler:
         t0 = time.perf_counter()
         for bb in list(self.waiting):
             q = self.waiting[bb]
-            batch = self.batches.setdefault(bb, DecodeBatch(bb))
+            if bb not in self.batches:
+                self.batches[bb] = DecodeBatch(bb, self.stats)
+            batch = self.batches[bb]
             newcomers = _admission(q, batch.room())
             if newcomers:
                 finished += batch.admit(newcomers)

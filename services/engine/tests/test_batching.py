@@ -155,3 +155,28 @@ def test_a_wave_of_prompts_is_prefilled_over_several_steps(eng, tiny_model, tmp_
     ticks_until(eng, *boxes)
     after = eng.ok("stats")
     assert after["prefills"] - before["prefills"] == 3 and [tokens(b) for b in boxes] == alone
+
+
+def test_newcomers_join_in_free_slots_without_copying_the_batch(eng, tiny_model, tmp_path):
+    """Rows join in the buffers' spare slots, then in the slot of a row that finished mid-batch: no copy of
+    the live rows' cache, and every row samples what it samples alone."""
+    eng.load_full("gen", tiny_model, tmp_path / "ck")
+    long = dict(policy="gen", messages=LONG_PROMPT, n=2, temperature=0.0, max_new_tokens=40)
+    short = dict(policy="gen", messages=PLAN_PROMPT, n=1, seed=4, max_new_tokens=3)
+    mid = dict(policy="gen", messages=TOOL_PROMPT, n=1, temperature=0.0, max_new_tokens=30)
+    late = dict(policy="gen", messages=TOOL_PROMPT, n=1, seed=8, max_new_tokens=10)
+    alone = [tokens(submit_and_wait(eng, r)) for r in (long, short, mid, late)]
+    copies = eng.ok("stats")["cache_copies"]
+    boxes = [submit(eng, "long", **long)]
+    eng.engine.tick()  # a batch of 2 rows, in buffers with 4 slots
+    boxes += [submit(eng, "short", **short), submit(eng, "mid", **mid)]
+    eng.engine.tick()  # short and mid take slots 2 and 3
+    ticks_until(eng, boxes[1])
+    batch = next(iter(eng.engine.scheduler.batches.values()))
+    assert len(batch.rows) == 4 and batch.rows[2].finish is not None and batch.live == 3  # a dead row between live ones
+    boxes.append(submit(eng, "late", **late))
+    eng.engine.tick()  # late takes short's slot, between live rows
+    assert batch.rows[2].finish is None and batch.live == 4
+    ticks_until(eng, *boxes)
+    assert [tokens(b) for b in boxes] == alone
+    assert eng.ok("stats")["cache_copies"] == copies
