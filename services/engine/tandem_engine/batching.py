@@ -6,7 +6,9 @@ per row. Between steps:
 
 * newcomers are prefilled (one forward per distinct (prompt, adapter); generation.prefill; at most
   TANDEM_PREFILL_TOKENS padded prompt tokens per step, the rest at the next steps), sample their
-  first token from the prefill logits and join the batch;
+  first token from the prefill logits and join the batch, at most TANDEM_GEN_BATCH live rows; the
+  rows of a prompt that do not fit keep their prefill (Prefilled) and join first as rows finish, so
+  that the n samples of a prompt are prefilled once, not once per admission;
 * finished rows leave: a request is answered as soon as its own rows are finished, whatever the
   others still do.
 
@@ -32,18 +34,44 @@ logits; sampled tokens can then differ between arrival orders.
 
 from __future__ import annotations
 
+import copy
 import time
 from collections import deque
 from contextlib import ExitStack
+from dataclasses import dataclass
 
 import torch
-from transformers.cache_utils import DynamicLayer
+from transformers.cache_utils import Cache, DynamicLayer
 
 from .generation import GEN_BATCH_ROWS, PREFILL_TOKENS, Row, SamplingParams, prefill, sample_next
 from .kv_cache import PreallocatedLayer, spread_prefill
 from .mixed_lora import lora_rows
 
 SLACK_COLUMNS = 32  # the least spare columns of a rebuilt cache (see DecodeBatch._rebuild)
+
+
+@dataclass(eq=False)
+class Prefilled:
+    """Newcomers after their prefill: their first token sampled, their prompts' keys and values to write
+    into the batch."""
+    rows: list[Row]
+    cache: Cache  # the prefill's: one entry per distinct (prompt, adapter), left-padded to `width` columns
+    attn: torch.Tensor  # [distinct prompts, width]
+    src: torch.Tensor  # [rows]: each row's entry in the prefill
+    pos: torch.Tensor  # [rows]: each row's next RoPE position (its prompt's length)
+    tok: torch.Tensor  # [rows]: each row's first token, sampled from the prefill's logits
+
+    @property
+    def width(self) -> int:
+        return self.attn.shape[1]
+
+    def kv(self, layer: int, name: str) -> torch.Tensor:
+        """Each row's prompt keys or values in `layer`: [rows, kv_heads, width, head_dim]."""
+        return getattr(self.cache.layers[layer], name)[self.src]
+
+    def select(self, idx) -> "Prefilled":
+        t = torch.as_tensor(list(idx), device=self.src.device, dtype=torch.long)
+        return Prefilled([self.rows[i] for i in t.tolist()], self.cache, self.attn, self.src[t], self.pos[t], self.tok[t])
 
 
 class DecodeBatch:
@@ -55,6 +83,7 @@ class DecodeBatch:
         self.rows: list[Row] = []
         self.joinable = True  # False: the cache has layer kinds that cannot be merged
         self._lora = ExitStack()  # the mixed-adapter hooks of the current set of rows
+        self.held: list[Prefilled] = []  # prefilled rows of a prompt that did not all fit: they join first
         self._reset()
 
     def _reset(self):
@@ -73,36 +102,47 @@ class DecodeBatch:
             return 0
         return max(0, GEN_BATCH_ROWS - self.live)
 
+    @property
+    def held_rows(self) -> int:
+        return sum(len(p.rows) for p in self.held)
+
     @torch.no_grad()
     def admit(self, newcomers: list[Row]) -> list[Row]:
-        """Prefill `newcomers`, sample their first token, merge the unfinished ones. -> rows finished now."""
+        """Held rows, then `newcomers` (prefilled, their first token sampled) join, as many as there is
+        room for; the rest are held with their prefill. -> rows finished now."""
         self._lora.close()  # the prefill runs without the batch's adapter hooks
         self.forward_kwargs = None
-        todo = [r for r in newcomers if r.remaining > 0]
+        parts = [p.select(i for i, r in enumerate(p.rows) if r.finish is None) for p in self.held]  # not cancelled
         finished = [r for r in newcomers if r.remaining <= 0]
         for r in finished:
             r.finish = "length"
-        if not todo:
+        todo = [r for r in newcomers if r.remaining > 0]
+        if todo:
+            logits, cache, attn, src = prefill(self.bb, todo)
+            self.stats["prefills"] += 1
+            tok, done = sample_next(self.bb, todo, SamplingParams(todo, self.bb.device), logits)
+            finished += done
+            pos = torch.tensor([len(r.prompt_ids) for r in todo], device=self.bb.device)
+            parts.append(Prefilled(todo, cache, attn, src, pos, tok).select(
+                i for i, r in enumerate(todo) if r.finish is None))
+        joining, self.held, room = [], [], self.room()
+        for p in (p for p in parts if p.rows):
+            n = min(room, len(p.rows))
+            room -= n
+            joining += [p.select(range(n))] if n else []
+            self.held += [p.select(range(n, len(p.rows)))] if n < len(p.rows) else []
+        if not joining:
             return finished
-        logits, cache, attn, src = prefill(self.bb, todo)
-        tok, done = sample_next(self.bb, todo, SamplingParams(todo, self.bb.device), logits)
-        finished += done
-        keep = [i for i, r in enumerate(todo) if r.finish is None]
-        if not keep:
-            return finished
-        new_rows = [todo[i] for i in keep]
-        keep_t = torch.tensor(keep, device=self.bb.device)
-        positions = torch.tensor([len(r.prompt_ids) for r in new_rows], device=self.bb.device)
-        new = (new_rows, cache, attn, src[keep_t], positions, tok[keep_t])
         if not self.rows:
-            self.joinable = all(type(layer) is DynamicLayer for layer in cache.layers)
+            self.joinable = all(type(layer) is DynamicLayer for layer in joining[0].cache.layers)
         if not self.joinable:  # an empty batch (a non-joinable one takes newcomers only then): exact buffers
-            capacity = max(r.remaining for r in new_rows)
-            self.cache = spread_prefill(cache, src[keep_t], capacity)
-            self.attn = torch.cat([attn[src[keep_t]], attn.new_ones((len(new_rows), capacity))], dim=1)
-            self.rows, self.pos, self.tok, self.length = new_rows, positions, tok[keep_t], attn.shape[1]
-        elif not (self.rows and self._place(new)):
-            self._rebuild(new)
+            (new,) = joining  # (rows are held only in a batch with rows, hence a joinable one)
+            capacity = max(r.remaining for r in new.rows)
+            self.cache = spread_prefill(new.cache, new.src, capacity)
+            self.attn = torch.cat([new.attn[new.src], new.attn.new_ones((len(new.rows), capacity))], dim=1)
+            self.rows, self.pos, self.tok, self.length = new.rows, new.pos, new.tok, new.width
+        elif not (self.rows and self._place(joining)):
+            self._rebuild(joining)
         self._rows_changed()
         return finished
 
@@ -134,7 +174,7 @@ class DecodeBatch:
         while self.rows[B - 1].finish is not None:
             B -= 1
         if B - live > live:
-            self._rebuild(new=None)
+            self._rebuild([])
         elif B < len(self.rows):
             self._use_rows(B)
         else:
@@ -154,40 +194,43 @@ class DecodeBatch:
         self.attn = self._attn[:B]
         self.rows, self.pos, self.tok = self.rows[:B], self.pos[:B], self.tok[:B]
 
-    def _place(self, new) -> bool:
-        """Write the newcomers' prefill into free slots (finished rows' slots first, then unused ones),
+    def _place(self, parts: list[Prefilled]) -> bool:
+        """Write the newcomers' prefill into free slots (finished rows' slots first, then spare ones),
         without touching the live rows. -> False if they do not fit: more rows than the buffers hold,
-        a prompt longer than the batch's history (the newcomer's columns would start before column 0), or
-        fewer columns left than a newcomer may generate."""
-        new_rows, pre, pre_attn, src, positions, tok = new
-        L, P = self.length, pre_attn.shape[1]
+        a prompt longer than the batch's history (its columns would start before column 0), or fewer
+        columns left than a newcomer may generate."""
+        L, rows = self.length, [r for p in parts for r in p.rows]
         slots_total, capacity = self._attn.shape
         free = [i for i, r in enumerate(self.rows) if r.finish is not None]
         free += range(len(self.rows), slots_total)
-        if len(new_rows) > len(free) or P > L or L + max(r.remaining for r in new_rows) > capacity:
+        if (len(rows) > len(free) or max(p.width for p in parts) > L
+                or L + max(r.remaining for r in rows) > capacity):
             return False
-        slots = free[: len(new_rows)]
-        B = max(len(self.rows), slots[-1] + 1)
-        dev = self.bb.device
-        slots_t = torch.tensor(slots, device=dev)
-        for li, (k, v) in enumerate(self._kv):
-            for buf, prefilled in ((k, pre.layers[li].keys), (v, pre.layers[li].values)):
-                buf[slots_t, :, : L - P] = 0  # masked columns: zeros, never garbage (0 * NaN is NaN)
-                buf[slots_t, :, L - P: L] = prefilled[src]
-        self._attn[slots_t, : L - P] = 0
-        self._attn[slots_t, L - P: L] = pre_attn[src]
-        self._attn[slots_t, L:] = 1
+        slots = torch.tensor(free[: len(rows)], device=self.bb.device)
+        at = 0
+        for p in parts:
+            s, P = slots[at: at + len(p.rows)], p.width
+            at += len(p.rows)
+            for li, (k, v) in enumerate(self._kv):
+                for buf, name in ((k, "keys"), (v, "values")):
+                    buf[s, :, : L - P] = 0  # masked columns: zeros, never garbage (0 * NaN is NaN)
+                    buf[s, :, L - P: L] = p.kv(li, name)
+            self._attn[s, : L - P] = 0
+            self._attn[s, L - P: L] = p.attn[p.src]
+            self._attn[s, L:] = 1
+        B = max(len(self.rows), int(slots[-1]) + 1)
         grow = B - len(self.rows)
         self.rows = self.rows + [None] * grow
         self.pos = torch.cat([self.pos, self.pos.new_zeros(grow)])
         self.tok = torch.cat([self.tok, self.tok.new_zeros(grow)])
-        for i, r in zip(slots, new_rows):
+        for i, r in zip(slots.tolist(), rows):
             self.rows[i] = r
-        self.pos[slots_t], self.tok[slots_t] = positions, tok
+        self.pos[slots] = torch.cat([p.pos for p in parts])
+        self.tok[slots] = torch.cat([p.tok for p in parts])
         self._use_rows(B)
         return True
 
-    def _rebuild(self, new) -> None:
+    def _rebuild(self, parts: list[Prefilled]) -> None:
         """Copy the live rows (and the newcomers' prefill, if any) into fresh buffers: left-aligned
         at column L' = the longest history, with room for every row's remaining tokens. The buffers
         hold up to twice as many rows (at most TANDEM_GEN_BATCH) and a quarter more columns than the
@@ -200,51 +243,58 @@ class DecodeBatch:
         # Columns every kept row masks on the left are trimmed (each row has at least one real column).
         first = int((self.attn[keep_t, :L] != 0).int().argmax(dim=1).min()) if keep else L
         span = L - first
-        P = new[2].shape[1] if new else 0
-        L2 = max(span, P)
-        rows_all = rows + (new[0] if new else [])
+        L2 = max([span] + [p.width for p in parts])
+        rows_all = rows + [r for p in parts for r in p.rows]
         longest = max(r.remaining for r in rows_all)
         C2 = L2 + longest + max(SLACK_COLUMNS, longest // 4)
-        B_old, B_new = len(rows), len(new[0]) if new else 0
+        B_old, B = len(rows), len(rows_all)
+        R2 = max(B, min(GEN_BATCH_ROWS, 2 * B))
         self.stats["cache_copies"] += B_old > 0
-        R2 = max(B_old + B_new, min(GEN_BATCH_ROWS, 2 * (B_old + B_new)))
-        cache = self.cache if self.cache is not None else new[1]
+        if self.cache is None:  # a container for the new layers; the prefill's own cache is left as it is
+            self.cache = copy.copy(parts[0].cache)
+            self.cache.layers = list(self.cache.layers)
 
-        self._kv = []
-        for li, layer in enumerate(cache.layers):
-            parts = []
+        kv = []
+        for li, layer in enumerate(self.cache.layers):
+            pair = []
             for name in ("keys", "values"):
-                ref = getattr(layer, name) if B_old else getattr(new[1].layers[li], name)
+                ref = getattr(layer, name)
                 _, H, _, D = ref.shape
                 buf = torch.empty((R2, H, C2, D), dtype=ref.dtype, device=dev)
+                buf[:B_old, :, : L2 - span] = 0  # masked columns: zeros, never garbage (0 * NaN is NaN)
                 if B_old:
-                    old = getattr(layer, name)
-                    buf[:B_old, :, : L2 - span] = 0  # masked columns: zeros, never garbage (0 * NaN is NaN)
-                    buf[:B_old, :, L2 - span: L2] = old[keep_t, :, first:L]
-                if new:
-                    pre = getattr(new[1].layers[li], name)
-                    buf[B_old: B_old + B_new, :, : L2 - P] = 0
-                    buf[B_old: B_old + B_new, :, L2 - P: L2] = pre[new[3]]
-                parts.append(buf)
-            self._kv.append(tuple(parts))
-        self.cache = cache
+                    buf[:B_old, :, L2 - span: L2] = ref[keep_t, :, first:L]
+                at = B_old
+                for p in parts:
+                    buf[at: at + len(p.rows), :, : L2 - p.width] = 0
+                    buf[at: at + len(p.rows), :, L2 - p.width: L2] = p.kv(li, name)
+                    at += len(p.rows)
+                pair.append(buf)
+            kv.append(tuple(pair))
+        self._kv = kv
 
         self._attn = torch.zeros((R2, C2), dtype=torch.long, device=dev)
         if B_old:
             self._attn[:B_old, L2 - span: L2] = self.attn[keep_t, first:L]
         self._attn[:, L2:] = 1  # generated columns are always attended
-        pos, tok = (self.pos[keep_t], self.tok[keep_t]) if B_old else (new[4][:0], new[5][:0])
-        if new:
-            self._attn[B_old: B_old + B_new, L2 - P: L2] = new[2][new[3]]
-            pos, tok = torch.cat([pos, new[4]]), torch.cat([tok, new[5]])
-        self.rows, self.pos, self.tok, self.length = rows_all, pos, tok, L2
-        self._use_rows(B_old + B_new)
+        at = B_old
+        for p in parts:
+            self._attn[at: at + len(p.rows), L2 - p.width: L2] = p.attn[p.src]
+            at += len(p.rows)
+        pos = [self.pos[keep_t]] if B_old else []
+        tok = [self.tok[keep_t]] if B_old else []
+        self.pos = torch.cat(pos + [p.pos for p in parts])
+        self.tok = torch.cat(tok + [p.tok for p in parts])
+        self.rows, self.length = rows_all, L2
+        self._use_rows(B)
 
 
-def _admission(q: deque, room: int) -> list[Row]:
+def _admission(q: deque, room: int, whole: bool) -> list[Row]:
     """The rows that join at this step: at most `room`, and a prefill of at most PREFILL_TOKENS (distinct
     prompts x the longest, as the padded prefill computes them; at least one row), so that a wave of long
-    prompts is prefilled over several steps with decoding in between."""
+    prompts is prefilled over several steps with decoding in between. `whole`: the last prompt's rows
+    beyond `room` are taken too, so that its prefill is computed once (the batch holds them until there
+    is room)."""
     take, keys, longest = [], set(), 0
     while q and len(take) < room:
         r = q[0]
@@ -254,6 +304,8 @@ def _admission(q: deque, room: int) -> list[Row]:
         take.append(q.popleft())
         keys.add(key)
         longest = max(longest, len(r.prompt_ids))
+    while whole and take and q and (q[0].prompt_ids, q[0].adapter) == (take[-1].prompt_ids, take[-1].adapter):
+        take.append(q.popleft())
     return take
 
 
@@ -278,36 +330,38 @@ class Scheduler:
             if r.finish is None:
                 r.finish = "cancelled"
         for b in self.batches.values():
+            b.held = [p.select(i for i, r in enumerate(p.rows) if id(r) not in gone) for p in b.held]
+            b.held = [p for p in b.held if p.rows]
             b.settle()
 
     def busy(self) -> bool:
-        return any(self.waiting.values()) or any(b.rows for b in self.batches.values())
+        return any(self.waiting.values()) or any(b.rows or b.held for b in self.batches.values())
 
     def counts(self) -> dict:
         return {"live_rows": sum(b.live for b in self.batches.values()),
-                "waiting_rows": sum(len(q) for q in self.waiting.values())}
+                "waiting_rows": sum(len(q) for q in self.waiting.values()) + sum(b.held_rows for b in self.batches.values())}
 
     def tick(self) -> list[Row]:
         """Admit waiting rows where there is room, then one decode step per backbone with rows.
         -> the rows that finished."""
         finished: list[Row] = []
         t0 = time.perf_counter()
-        for bb in list(self.waiting):
-            q = self.waiting[bb]
+        for bb in dict.fromkeys([*self.waiting, *(bb for bb, b in self.batches.items() if b.held)]):
             if bb not in self.batches:
                 self.batches[bb] = DecodeBatch(bb, self.stats)
-            batch = self.batches[bb]
-            newcomers = _admission(q, batch.room())
-            if newcomers:
-                finished += batch.admit(newcomers)
-                self.stats["prefills"] += 1
+            batch, q = self.batches[bb], self.waiting.get(bb, deque())
+            room = batch.room()
+            if room > 0:
+                newcomers = _admission(q, room - batch.held_rows, whole=bool(batch.rows))
+                if newcomers or batch.held:
+                    finished += batch.admit(newcomers)
             if not q:
-                del self.waiting[bb]
+                self.waiting.pop(bb, None)
         for bb, batch in list(self.batches.items()):
             if batch.rows:
                 finished += batch.step()
                 self.stats["steps"] += 1
-            if not batch.rows and bb not in self.waiting:
+            if not batch.rows and not batch.held and bb not in self.waiting:
                 del self.batches[bb]  # an unloaded backbone must not be kept alive here
         self.stats["busy_seconds"] += time.perf_counter() - t0
         for r in finished:

@@ -180,3 +180,35 @@ def test_newcomers_join_in_free_slots_without_copying_the_batch(eng, tiny_model,
     ticks_until(eng, *boxes)
     assert [tokens(b) for b in boxes] == alone
     assert eng.ok("stats")["cache_copies"] == copies
+
+
+def test_rows_that_do_not_fit_keep_their_prefill(eng, tiny_model, tmp_path, monkeypatch):
+    """With room for 3 rows, a request of 3 joining a batch of 2 is prefilled once: one row joins, two wait
+    with their prefill and join as rows finish; all sample what they sample alone. Cancelling a request
+    drops its waiting rows too."""
+    from tandem_engine import batching
+
+    eng.load_full("gen", tiny_model, tmp_path / "ck")
+    first = dict(policy="gen", messages=LONG_PROMPT, n=2, seed=3, max_new_tokens=12)
+    second = dict(policy="gen", messages=PLAN_PROMPT, n=3, seed=6, max_new_tokens=10)
+    alone = [tokens(submit_and_wait(eng, r)) for r in (first, second)]
+    monkeypatch.setattr(batching, "GEN_BATCH_ROWS", 3)
+    before = eng.ok("stats")
+    boxes = [submit(eng, 1, **first)]
+    eng.engine.tick()
+    boxes.append(submit(eng, 2, **second))
+    eng.engine.tick()
+    assert eng.engine.scheduler.counts() == {"live_rows": 3, "waiting_rows": 2}
+    ticks_until(eng, *boxes)
+    after = eng.ok("stats")
+    assert after["prefills"] - before["prefills"] == 2 and [tokens(b) for b in boxes] == alone
+
+    doomed = submit(eng, 3, policy="gen", messages=LONG_PROMPT, n=2, seed=1, max_new_tokens=50)
+    eng.engine.tick()
+    held = submit(eng, 4, policy="gen", messages=PLAN_PROMPT, n=3, seed=2, max_new_tokens=50)
+    eng.engine.tick()
+    assert eng.engine.scheduler.counts() == {"live_rows": 3, "waiting_rows": 2}
+    assert eng.ok("cancel", target=4) == {"cancelled": True}
+    assert eng.engine.scheduler.counts() == {"live_rows": 2, "waiting_rows": 0}
+    ticks_until(eng, doomed)
+    assert not eng.engine.busy()
