@@ -25,7 +25,7 @@ export interface RolloutFigures {
   engineSeconds: number;
   /** The engine's decoding steps (one forward over its running batch). */
   engineSteps: number;
-  /** The engine's prefills (newcomers prefilled and merged into its running batch). */
+  /** The engine's prefills (one forward over newcomers' prompts). */
   enginePrefills: number;
   /** The engine's copies of its running batch's KV cache (newcomers that found no free slot, compactions). */
   engineCacheCopies: number;

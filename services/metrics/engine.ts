@@ -33,7 +33,7 @@ function generatedTokens({ results }: { results: GenerateResult[] }): number {
 const GAUGES: [keyof EngineStats, string, string][] = [
   ['busy_seconds', 'tandem_engine_busy_seconds', 'Seconds the engine spent prefilling and decoding since it started (rate() of it is its busy fraction)'],
   ['steps', 'tandem_engine_decode_steps', 'Decoding steps (one forward over the running batch) since the engine started'],
-  ['prefills', 'tandem_engine_prefills', 'Prefills (newcomers joining a decode batch: one forward over their prompts, then a merge) since the engine started'],
+  ['prefills', 'tandem_engine_prefills', 'Prefills (one forward over the prompts of newcomers to a decode batch) since the engine started'],
   ['cache_copies', 'tandem_engine_cache_copies', 'Copies of a running decode batch\'s KV cache into fresh buffers (newcomers that found no free slot, or a compaction) since the engine started'],
   ['live_rows', 'tandem_engine_live_rows', 'Sequences in the engine\'s running decode batches'],
   ['waiting_rows', 'tandem_engine_waiting_rows', 'Sequences waiting to join a decode batch'],
