@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
-import type { GenerateRequest } from '../../infra/engine/client.js';
+import type { EngineStats, GenerateRequest } from '../../infra/engine/client.js';
 import { instrumentActivities } from '../../services/metrics/activities.js';
 import { MeteredEngineClient, observeEngine } from '../../services/metrics/engine.js';
 import { serveMetrics } from '../../services/metrics/server.js';
@@ -42,7 +42,7 @@ test('activities are counted as started, completed and failed, and timed, by typ
 test('generate requests count their tokens; the engine gauges read its stats, and a stopped engine is not started by a scrape', async (t) => {
   const m = createWorkerMetrics('test');
   const em = createEngineMetrics(m.registry);
-  const stats = { busy_seconds: 1.5, steps: 30, prefills: 3, generated_tokens: 12, rows_finished: 4, live_rows: 5, waiting_rows: 2, pending_ops: 1 };
+  const stats: EngineStats = { busy_seconds: 1.5, steps: 30, prefills: 3, cache_copies: 7, generated_tokens: 12, rows_finished: 4, live_rows: 5, waiting_rows: 2, pending_ops: 1 };
   const calls: string[] = [];
   let running = false;
   const engine = new MeteredEngineClient('cpu', em);
@@ -67,6 +67,7 @@ test('generate requests count their tokens; the engine gauges read its stats, an
   assert.equal(sample(text, 'tandem_generated_tokens_total', ''), 12);
   assert.equal(sample(text, 'tandem_engine_request_duration_seconds_count', 'op="generate",outcome="completed"'), 2);
   assert.equal(sample(text, 'tandem_engine_busy_seconds', ''), 1.5);
+  assert.equal(sample(text, 'tandem_engine_cache_copies', ''), 7);
   assert.equal(sample(text, 'tandem_engine_live_rows', ''), 5);
   assert.equal(sample(text, 'tandem_engine_waiting_rows', ''), 2);
   assert.equal(calls.filter((c) => c === 'stats').length, 1, 'one stats request per scrape');
