@@ -112,7 +112,7 @@ class DecodeBatch:
         room for; the rest are held with their prefill. -> rows finished now."""
         self._lora.close()  # the prefill runs without the batch's adapter hooks
         self.forward_kwargs = None
-        parts = [p.select(i for i, r in enumerate(p.rows) if r.finish is None) for p in self.held]  # not cancelled
+        parts = list(self.held)  # (Scheduler.cancel drops the cancelled ones)
         finished = [r for r in newcomers if r.remaining <= 0]
         for r in finished:
             r.finish = "length"
@@ -207,17 +207,7 @@ class DecodeBatch:
                 or L + max(r.remaining for r in rows) > capacity):
             return False
         slots = torch.tensor(free[: len(rows)], device=self.bb.device)
-        at = 0
-        for p in parts:
-            s, P = slots[at: at + len(p.rows)], p.width
-            at += len(p.rows)
-            for li, (k, v) in enumerate(self._kv):
-                for buf, name in ((k, "keys"), (v, "values")):
-                    buf[s, :, : L - P] = 0  # masked columns: zeros, never garbage (0 * NaN is NaN)
-                    buf[s, :, L - P: L] = p.kv(li, name)
-            self._attn[s, : L - P] = 0
-            self._attn[s, L - P: L] = p.attn[p.src]
-            self._attn[s, L:] = 1
+        self._write(parts, slots, L)
         B = max(len(self.rows), int(slots[-1]) + 1)
         grow = B - len(self.rows)
         self.rows = self.rows + [None] * grow
@@ -229,6 +219,21 @@ class DecodeBatch:
         self.tok[slots] = torch.cat([p.tok for p in parts])
         self._use_rows(B)
         return True
+
+    def _write(self, parts: list[Prefilled], slots: torch.Tensor, L: int) -> None:
+        """Write the parts' rows, in order, into buffer rows `slots`: each prompt's keys and values end
+        at column L, zeros (masked) before them; every column from L on is attended."""
+        at = 0
+        for p in parts:
+            s, P = slots[at: at + len(p.rows)], p.width
+            at += len(p.rows)
+            for li, (k, v) in enumerate(self._kv):
+                for buf, name in ((k, "keys"), (v, "values")):
+                    buf[s, :, : L - P] = 0  # masked columns: zeros, never garbage (0 * NaN is NaN)
+                    buf[s, :, L - P: L] = p.kv(li, name)
+            self._attn[s, : L - P] = 0
+            self._attn[s, L - P: L] = p.attn[p.src]
+            self._attn[s, L:] = 1
 
     def _rebuild(self, parts: list[Prefilled]) -> None:
         """Copy the live rows (and the newcomers' prefill, if any) into fresh buffers: left-aligned
@@ -264,11 +269,6 @@ class DecodeBatch:
                 buf[:B_old, :, : L2 - span] = 0  # masked columns: zeros, never garbage (0 * NaN is NaN)
                 if B_old:
                     buf[:B_old, :, L2 - span: L2] = ref[keep_t, :, first:L]
-                at = B_old
-                for p in parts:
-                    buf[at: at + len(p.rows), :, : L2 - p.width] = 0
-                    buf[at: at + len(p.rows), :, L2 - p.width: L2] = p.kv(li, name)
-                    at += len(p.rows)
                 pair.append(buf)
             kv.append(tuple(pair))
         self._kv = kv
@@ -277,10 +277,7 @@ class DecodeBatch:
         if B_old:
             self._attn[:B_old, L2 - span: L2] = self.attn[keep_t, first:L]
         self._attn[:, L2:] = 1  # generated columns are always attended
-        at = B_old
-        for p in parts:
-            self._attn[at: at + len(p.rows), L2 - p.width: L2] = p.attn[p.src]
-            at += len(p.rows)
+        self._write(parts, torch.arange(B_old, B, device=dev), L2)
         pos = [self.pos[keep_t]] if B_old else []
         tok = [self.tok[keep_t]] if B_old else []
         self.pos = torch.cat(pos + [p.pos for p in parts])
@@ -330,8 +327,8 @@ class Scheduler:
             if r.finish is None:
                 r.finish = "cancelled"
         for b in self.batches.values():
-            b.held = [p.select(i for i, r in enumerate(p.rows) if id(r) not in gone) for p in b.held]
-            b.held = [p for p in b.held if p.rows]
+            held = (p.select(i for i, r in enumerate(p.rows) if r.finish is None) for p in b.held)
+            b.held = [p for p in held if p.rows]
             b.settle()
 
     def busy(self) -> bool:
