@@ -205,7 +205,7 @@ def test_rows_that_do_not_fit_keep_their_prefill(eng, tiny_model, tmp_path, monk
 
     doomed = submit(eng, 3, policy="gen", messages=LONG_PROMPT, n=2, seed=1, max_new_tokens=50)
     eng.engine.tick()
-    held = submit(eng, 4, policy="gen", messages=PLAN_PROMPT, n=3, seed=2, max_new_tokens=50)
+    submit(eng, 4, policy="gen", messages=PLAN_PROMPT, n=3, seed=2, max_new_tokens=50)
     eng.engine.tick()
     assert eng.engine.scheduler.counts() == {"live_rows": 3, "waiting_rows": 2}
     assert eng.ok("cancel", target=4) == {"cancelled": True}
