@@ -1,11 +1,14 @@
 // Rollout at engine speed? The same rollout work (one iteration of a config: its problems, K,
 // lengths, sampling seeds and episodes in flight) (a) through the stack and (b) in one process
 // driving an engine directly (direct.ts), with the same torch thread count, side by side.
-//   node --import tsx bench/rollout/run.ts [--quick] [--config FILE] [key=value ...]
+//   node --import tsx bench/rollout/run.ts [--quick] [--runs N] [--config FILE] [key=value ...]
 // Needs a running stack (`npx tandem stack up`; the TANDEM_* settings choose which) and root
 // (the sandbox). Default config: the quickstart's (configs/planpath/planpath_L1_prompt.yaml);
 // for mixed adapters pass --config configs/planpath/planpath_L2_lora.yaml. --quick: 4 problems.
-// The last line is exactly `ratio stack/engine tokens/s: X.XX`.
+// --runs N: N pairs, each a stack run then an in-process run of the same work (the machine's
+// drift between pairs cancels in each pair's ratio); then their ratios, mean and standard
+// deviation. The last line is exactly `ratio stack/engine tokens/s: X.XX` (with N > 1, the mean
+// of the pairs' ratios).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,6 +25,9 @@ const at = argv.indexOf('--config');
 const file = at >= 0 ? argv[at + 1] : 'configs/planpath/planpath_L1_prompt.yaml';
 const overrides = argv.filter((a, i) => a.includes('=') && argv[i - 1] !== '--config');
 const quick = argv.includes('--quick');
+const runsAt = argv.indexOf('--runs');
+const runs = runsAt >= 0 ? Number(argv[runsAt + 1]) : 1;
+if (!Number.isInteger(runs) || runs < 1) throw new Error(`--runs ${argv[runsAt + 1]}: not a whole number of runs (1 or more)`);
 const loaded = loadRunConfig(file, ['training.total_training_steps=1', 'training.val_freq=0', ...(quick ? ['training.train_batch_size=4'] : []), ...overrides]);
 if (!loaded.ok) throw new Error(`${file}: ${JSON.stringify(loaded.issues)}`);
 const cfg = loaded.config;
@@ -32,27 +38,46 @@ const pct = (xs: number[], q: number) => {
 };
 const f = (x: number, d = 1) => x.toFixed(d);
 
-const runId = `bench-rollout-${Date.now()}`;
 const client = await temporalClient();
-const stack = await rolloutThroughStack(client, cfg, runId);
-// The run's checkpoint (its one update's) is of no further use: without this, every bench run
-// left about 30 MB of the tiny model's, more of a real one's, in the stack's data folder.
-rmSync(runFolder(runId, cfg.data_dir, stackSettings().dataDir), { recursive: true, force: true });
-// The same run id: the same episode ids, hence the same sampling seeds.
-const scratch = mkdtempSync(join(tmpdir(), 'tandem-bench-rollout-'));
-const direct = await rolloutDirect(cfg, runId, scratch);
-rmSync(scratch, { recursive: true, force: true });
-await client.connection.close();
-
 const tps = (r: { generatedTokens: number; seconds: number }) => r.generatedTokens / r.seconds;
 console.log(`machine: ${cpus().length} x ${cpus()[0]?.model}; engine torch threads ${engineThreads('cpu') ?? '(torch default)'}`);
 console.log(`config: ${file} ${overrides.join(' ')}; ${cfg.training.train_batch_size} problems, K ${cfg.training.train_sample_num}, max_response_length ${cfg.training.max_response_length}, episode_window ${cfg.rollout.episode_window ?? 'all'}`);
-for (const [name, r] of [['stack', stack], ['engine', direct]] as const) {
-  console.log(`${name.padEnd(6)}: ${r.generatedTokens} tokens in ${f(r.seconds)} s = ${f(tps(r))} tokens/s; ${r.turns} agent turns; engine busy ${f((100 * r.engineSeconds) / r.seconds, 0)}%, ${r.engineSteps} decoding steps (${f(r.generatedTokens / r.engineSteps)} tokens per step), ${r.enginePrefills} prefills, ${r.engineCacheCopies} cache copies, engine on a core ${f(r.engineSched.onCpu)} s, waiting for one ${f(r.engineSched.waiting, 2)} s; the machine's CPU beside the engine ${f(r.besideEngine, 2)} s`);
+
+/** One pair: the stack's run, then the same work in process; prints both and returns their ratio. */
+async function pair(): Promise<{ ratio: number; stack: number; engine: number }> {
+  const runId = `bench-rollout-${Date.now()}`;
+  const stack = await rolloutThroughStack(client, cfg, runId);
+  // The run's checkpoint (its one update's) is of no further use: without this, every bench run
+  // left about 30 MB of the tiny model's, more of a real one's, in the stack's data folder.
+  rmSync(runFolder(runId, cfg.data_dir, stackSettings().dataDir), { recursive: true, force: true });
+  // The same run id: the same episode ids, hence the same sampling seeds.
+  const scratch = mkdtempSync(join(tmpdir(), 'tandem-bench-rollout-'));
+  const direct = await rolloutDirect(cfg, runId, scratch);
+  rmSync(scratch, { recursive: true, force: true });
+  for (const [name, r] of [['stack', stack], ['engine', direct]] as const) {
+    console.log(`${name.padEnd(6)}: ${r.generatedTokens} tokens in ${f(r.seconds)} s = ${f(tps(r))} tokens/s; ${r.turns} agent turns; engine busy ${f((100 * r.engineSeconds) / r.seconds, 0)}%, ${r.engineSteps} decoding steps (${f(r.generatedTokens / r.engineSteps)} tokens per step), ${r.enginePrefills} prefills, ${r.engineCacheCopies} cache copies, engine on a core ${f(r.engineSched.onCpu)} s, waiting for one ${f(r.engineSched.waiting, 2)} s; the machine's CPU beside the engine ${f(r.besideEngine, 2)} s`);
+  }
+  for (const [name, r] of [['stack', stack], ['engine', direct]] as const) {
+    console.log(`${name.padEnd(6)}: episode start -> first turn p50 ${f(pct(r.openingMs, 0.5), 0)} ms; a turn's result -> the next turn (its scoring included) p50 ${f(pct(r.betweenTurnsMs, 0.5), 0)} ms, p95 ${f(pct(r.betweenTurnsMs, 0.95), 0)} ms; last turn's result -> episode end p50 ${f(pct(r.closingMs, 0.5), 0)} ms`);
+  }
+  console.log(`stack, per agent turn: scheduled -> started p50 ${f(pct(stack.dispatchMs, 0.5), 0)} ms, p95 ${f(pct(stack.dispatchMs, 0.95), 0)} ms; one scoring takes ${f(stack.scoringMs, 0)} ms on average`);
+  console.log(`stack CPU seconds during the rollout: ${Object.entries(stack.cpuSeconds).map(([n, s]) => `${n} ${f(s, 2)}`).join(', ')}`);
+  return { ratio: tps(stack) / tps(direct), stack: tps(stack), engine: tps(direct) };
 }
-for (const [name, r] of [['stack', stack], ['engine', direct]] as const) {
-  console.log(`${name.padEnd(6)}: episode start -> first turn p50 ${f(pct(r.openingMs, 0.5), 0)} ms; a turn's result -> the next turn (its scoring included) p50 ${f(pct(r.betweenTurnsMs, 0.5), 0)} ms, p95 ${f(pct(r.betweenTurnsMs, 0.95), 0)} ms; last turn's result -> episode end p50 ${f(pct(r.closingMs, 0.5), 0)} ms`);
+
+const pairs: Awaited<ReturnType<typeof pair>>[] = [];
+for (let r = 1; r <= runs; r++) {
+  if (runs > 1) console.log(`-- pair ${r} of ${runs}`);
+  pairs.push(await pair());
+  if (runs > 1) console.log(`pair ${r}: ratio ${pairs[r - 1].ratio.toFixed(2)}`);
 }
-console.log(`stack, per agent turn: scheduled -> started p50 ${f(pct(stack.dispatchMs, 0.5), 0)} ms, p95 ${f(pct(stack.dispatchMs, 0.95), 0)} ms; one scoring takes ${f(stack.scoringMs, 0)} ms on average`);
-console.log(`stack CPU seconds during the rollout: ${Object.entries(stack.cpuSeconds).map(([n, s]) => `${n} ${f(s, 2)}`).join(', ')}`);
-console.log(`ratio stack/engine tokens/s: ${(tps(stack) / tps(direct)).toFixed(2)}`);
+await client.connection.close();
+
+const ratios = pairs.map((p) => p.ratio);
+const meanOf = (xs: number[]) => xs.reduce((a, x) => a + x, 0) / xs.length;
+if (runs > 1) {
+  const m = meanOf(ratios);
+  const sd = Math.sqrt(ratios.reduce((a, x) => a + (x - m) ** 2, 0) / (ratios.length - 1));
+  console.log(`${runs} pairs: stack ${f(meanOf(pairs.map((p) => p.stack)))} tokens/s, in process ${f(meanOf(pairs.map((p) => p.engine)))} tokens/s (means); ratios ${ratios.map((x) => x.toFixed(2)).join(', ')}; mean ${m.toFixed(3)}, sd ${sd.toFixed(3)}`);
+}
+console.log(`ratio stack/engine tokens/s: ${meanOf(ratios).toFixed(2)}`);
