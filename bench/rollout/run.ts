@@ -17,7 +17,7 @@ import { engineThreads } from '../../infra/engine/client.js';
 import { stackSettings } from '../../infra/settings.js';
 import { runFolder } from '../../policy/activities.js';
 import { temporalClient } from '../../services/cli/temporal.js';
-import { rolloutDirect } from './direct.js';
+import { rolloutDirect, type RolloutFigures } from './direct.js';
 import { rolloutThroughStack } from './stack.js';
 
 const argv = process.argv.slice(2);
@@ -44,7 +44,7 @@ console.log(`machine: ${cpus().length} x ${cpus()[0]?.model}; engine torch threa
 console.log(`config: ${file} ${overrides.join(' ')}; ${cfg.training.train_batch_size} problems, K ${cfg.training.train_sample_num}, max_response_length ${cfg.training.max_response_length}, episode_window ${cfg.rollout.episode_window ?? 'all'}`);
 
 /** One pair: the stack's run, then the same work in process; prints both and returns their ratio. */
-async function pair(): Promise<{ ratio: number; stack: number; engine: number }> {
+async function pair(): Promise<{ ratio: number; stack: number; engine: number; extra: ExtraTime }> {
   const runId = `bench-rollout-${Date.now()}`;
   const stack = await rolloutThroughStack(client, cfg, runId);
   // The run's checkpoint (its one update's) is of no further use: without this, every bench run
@@ -62,8 +62,31 @@ async function pair(): Promise<{ ratio: number; stack: number; engine: number }>
   }
   console.log(`stack, per agent turn: scheduled -> started p50 ${f(pct(stack.dispatchMs, 0.5), 0)} ms, p95 ${f(pct(stack.dispatchMs, 0.95), 0)} ms; one scoring takes ${f(stack.scoringMs, 0)} ms on average`);
   console.log(`stack CPU seconds during the rollout: ${Object.entries(stack.cpuSeconds).map(([n, s]) => `${n} ${f(s, 2)}`).join(', ')}`);
-  return { ratio: tps(stack) / tps(direct), stack: tps(stack), engine: tps(direct) };
+  const extra = extraTime(stack, direct);
+  console.log(`stack - in process: ${said(extra)}`);
+  return { ratio: tps(stack) / tps(direct), stack: tps(stack), engine: tps(direct), extra };
 }
+
+/**
+ * Where the stack's longer window goes, against the in-process run of the same work: the engine
+ * busy longer (its steps' wall time: more time on a core for the same tokens, when what runs
+ * beside it slows it, and more time runnable but waiting for a core) or idle longer (waiting for
+ * requests: the orchestration's latency). Seconds, stack minus in process.
+ */
+function extraTime(stack: RolloutFigures, direct: RolloutFigures) {
+  return {
+    window: stack.seconds - direct.seconds,
+    busy: stack.engineSeconds - direct.engineSeconds,
+    onCpu: stack.engineSched.onCpu - direct.engineSched.onCpu,
+    waiting: stack.engineSched.waiting - direct.engineSched.waiting,
+    idle: stack.seconds - stack.engineSeconds - (direct.seconds - direct.engineSeconds),
+    beside: stack.besideEngine - direct.besideEngine,
+  };
+}
+type ExtraTime = ReturnType<typeof extraTime>;
+const sgn = (x: number) => `${x < 0 ? '-' : '+'}${f(Math.abs(x), 2)}`;
+const said = (e: ExtraTime) =>
+  `window ${sgn(e.window)} s = the engine busy ${sgn(e.busy)} s (on a core ${sgn(e.onCpu)} s, waiting for one ${sgn(e.waiting)} s) and idle ${sgn(e.idle)} s; the machine's CPU beside the engine ${sgn(e.beside)} s`;
 
 const pairs: Awaited<ReturnType<typeof pair>>[] = [];
 for (let r = 1; r <= runs; r++) {
@@ -79,5 +102,7 @@ if (runs > 1) {
   const m = meanOf(ratios);
   const sd = Math.sqrt(ratios.reduce((a, x) => a + (x - m) ** 2, 0) / (ratios.length - 1));
   console.log(`${runs} pairs: stack ${f(meanOf(pairs.map((p) => p.stack)))} tokens/s, in process ${f(meanOf(pairs.map((p) => p.engine)))} tokens/s (means); ratios ${ratios.map((x) => x.toFixed(2)).join(', ')}; mean ${m.toFixed(3)}, sd ${sd.toFixed(3)}`);
+  const meanExtra = Object.fromEntries(Object.keys(pairs[0].extra).map((k) => [k, meanOf(pairs.map((p) => p.extra[k as keyof ExtraTime]))])) as ExtraTime;
+  console.log(`stack - in process, means: ${said(meanExtra)}`);
 }
 console.log(`ratio stack/engine tokens/s: ${meanOf(ratios).toFixed(2)}`);
