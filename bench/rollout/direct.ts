@@ -4,6 +4,7 @@
 // the same scoring (the CPU worker's scoreCandidates, sandbox included). What the stack adds on
 // top of this is orchestration: the ratio of the two is what it costs.
 import { createEnvActivities } from '../../activities/env.js';
+import { runSandboxed } from '../../activities/sandbox/index.js';
 import type { RunConfig } from '../../configs/schema.js';
 import { planIteration } from '../../domain/atgrpo.js';
 import { playEpisode } from '../../domain/episodeLoop.js';
@@ -49,6 +50,15 @@ export async function rolloutDirect(cfg: RunConfig, runId: string, dataDir: stri
   const deps = { engine, device: 'cpu', dataDir };
   // As a run does (its policyVersion activities), the policies are loaded before the episodes start.
   for (const spec of policies.filter((p) => p.kind !== 'scripted')) await ensurePolicy(deps, policyRef(runId, spec, cfg));
+  // Warm, as the stack's long-lived processes are: this engine has generated with each policy, and
+  // this process's sandbox is checked and its launcher started (150 ms at its first use, then
+  // about 12 ms a program), before the clock starts.
+  const warmSampling = agentByName(cfg, cfg.multi_agent_interaction.turn_order[0]).train_llm_config;
+  for (const spec of policies.filter((p) => p.kind !== 'scripted')) {
+    const warmUp = { policy: engineKey(policyRef(runId, spec, cfg)), version: 0, messages: [{ role: 'user', content: 'warm-up' }], n: 1, ...warmSampling, max_new_tokens: 4, stop: [], seed: 0 };
+    await engine.request('generate', { requests: [warmUp] });
+  }
+  await runSandboxed('pass', { timeoutMs: 60_000 });
   const stats0 = await engine.request<EngineStats>('stats', {});
   const enginePid = engine.pid!;
   const sched0 = schedOf(enginePid);
