@@ -48,14 +48,15 @@ export async function rolloutDirect(cfg: RunConfig, runId: string, dataDir: stri
   const env = createEnvActivities();
   const policies = policiesOf(cfg);
   const deps = { engine, device: 'cpu', dataDir };
-  // As a run does (its policyVersion activities), the policies are loaded before the episodes start.
-  for (const spec of policies.filter((p) => p.kind !== 'scripted')) await ensurePolicy(deps, policyRef(runId, spec, cfg));
-  // Warm, as the stack's long-lived processes are: this engine has generated with each policy, and
-  // this process's sandbox is checked and its launcher started (150 ms at its first use, then
-  // about 12 ms a program), before the clock starts.
+  // As a run does (its policyVersion activities), the policies are loaded before the episodes
+  // start. Then this side is warmed, as the stack's long-lived processes are: its engine has
+  // generated with each policy, and this process's sandbox is checked and its launcher started
+  // (two programs took 150 ms at the first use, 22-28 ms after), before the clock starts.
   const warmSampling = agentByName(cfg, cfg.multi_agent_interaction.turn_order[0]).train_llm_config;
   for (const spec of policies.filter((p) => p.kind !== 'scripted')) {
-    const warmUp = { policy: engineKey(policyRef(runId, spec, cfg)), version: 0, messages: [{ role: 'user', content: 'warm-up' }], n: 1, ...warmSampling, max_new_tokens: 4, stop: [], seed: 0 };
+    const policy = policyRef(runId, spec, cfg);
+    await ensurePolicy(deps, policy);
+    const warmUp = { policy: engineKey(policy), version: 0, messages: [{ role: 'user', content: 'warm-up' }], n: 1, ...warmSampling, max_new_tokens: 4, stop: [], seed: 0 };
     await engine.request('generate', { requests: [warmUp] });
   }
   await runSandboxed('pass', { timeoutMs: 60_000 });
