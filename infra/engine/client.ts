@@ -222,4 +222,10 @@ export interface EngineStats {
   live_rows: number;
   waiting_rows: number;
   pending_ops: number;
+  /** Admissions that left newcomers waiting because new KV buffers for them would outgrow the budget. */
+  memory_waits: number;
+  /** The decode batches' KV buffers (keys and values): now, at most so far, and their budget, in bytes. */
+  kv_cache_bytes: number;
+  kv_cache_peak_bytes: number;
+  kv_budget_bytes: number;
 }

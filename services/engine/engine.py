@@ -6,7 +6,8 @@ Prints {"ready": true, "device": ..., "torch": ...} once, then answers one JSON 
 request line, in the order they finish (generate requests are decoded together as they arrive).
 stdout carries protocol lines only; every log goes to stderr.
 Env: TANDEM_TORCH_THREADS (torch intra-op threads), TANDEM_GEN_BATCH (max rows decoded together),
-TANDEM_PREFILL_TOKENS (max prompt tokens prefilled between two decoding steps).
+TANDEM_PREFILL_TOKENS (max prompt tokens prefilled between two decoding steps), TANDEM_KV_CACHE_GB (the
+decode batches' KV cache, in all; default 45% of the memory free).
 See PROTOCOL.md for the ops.
 """
 

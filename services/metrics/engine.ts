@@ -1,6 +1,7 @@
 // The policy worker's engine metrics: an EngineClient that times every request by op and counts
 // the tokens its generate requests produced, and gauges of the engine's own state (its `stats`
-// op: busy time, decoding steps, rows decoding and waiting), read at each scrape.
+// op: busy time, decoding steps, rows decoding and waiting, the KV cache's bytes and budget), read
+// at each scrape.
 import type { Registry } from 'prom-client';
 import { Gauge } from 'prom-client';
 import { EngineClient, type EngineStats, type GenerateResult } from '../../infra/engine/client.js';
@@ -38,6 +39,9 @@ const GAUGES: [keyof EngineStats, string, string][] = [
   ['live_rows', 'tandem_engine_live_rows', 'Sequences in the engine\'s running decode batches'],
   ['waiting_rows', 'tandem_engine_waiting_rows', 'Sequences waiting to join a decode batch'],
   ['pending_ops', 'tandem_engine_pending_ops', 'Requests waiting behind an op that changes a policy (load, update, unload)'],
+  ['memory_waits', 'tandem_engine_memory_waits', 'Admissions that left newcomers waiting for rows to finish, as new KV buffers for them would outgrow the budget, since the engine started'],
+  ['kv_cache_bytes', 'tandem_engine_kv_cache_bytes', 'Bytes of the running decode batches\' KV buffers (keys and values)'],
+  ['kv_budget_bytes', 'tandem_engine_kv_budget_bytes', 'Bytes the decode batches\' KV buffers may take in all (TANDEM_KV_CACHE_GB, or a share of the memory free)'],
 ];
 
 /** Gauges of the engine's state: one `stats` request per scrape (none while the engine is down: the gauges keep their last values). */

@@ -12,6 +12,13 @@ per row. Between steps:
 * finished rows leave: a request is answered as soon as its own rows are finished, whatever the
   others still do.
 
+Memory: the batches' KV buffers stay within a budget (kv_cache.kv_budget: TANDEM_KV_CACHE_GB, or a share
+of the memory free); spare slots and columns shrink first. Newcomers that new buffers within the budget
+cannot hold wait, with their prefill, until rows finish and make room: finished rows' slots, a smaller
+cache once compacted, or an empty batch (not a copy of the cache each time a row finishes); meanwhile the
+batch takes nothing more from the queue. A single row larger than the whole budget is refused when its
+request starts (server.py, KvCacheTooSmall).
+
 The KV cache is left-aligned like a padded batch: every row writes its next key/value at the same
 column L, rows that joined with a shorter history have masked (zero) columns on the left, and each
 row keeps its own RoPE position. The batch is the first B slots (rows) of buffers with spare slots
@@ -44,7 +51,7 @@ import torch
 from transformers.cache_utils import Cache, DynamicLayer
 
 from .generation import GEN_BATCH_ROWS, PREFILL_TOKENS, Row, SamplingParams, prefill, sample_next
-from .kv_cache import PreallocatedLayer, spread_prefill
+from .kv_cache import PreallocatedLayer, kv_budget, spread_prefill
 from .mixed_lora import lora_rows
 
 SLACK_COLUMNS = 32  # the least spare columns of a rebuilt cache (see DecodeBatch._rebuild)
@@ -77,9 +84,10 @@ class Prefilled:
 class DecodeBatch:
     """The running rows of one Backbone and their KV cache (see the module comment)."""
 
-    def __init__(self, bb, stats: dict):
+    def __init__(self, bb, stats: dict, memory):
         self.bb = bb
         self.stats = stats  # the Scheduler's counters: cache_copies counts the copies of live rows
+        self.memory = memory  # (batch) -> (the budget of all batches' KV buffers, what the other batches take)
         self.rows: list[Row] = []
         self.joinable = True  # False: the cache has layer kinds that cannot be merged
         self._lora = ExitStack()  # the mixed-adapter hooks of the current set of rows
@@ -91,6 +99,8 @@ class DecodeBatch:
         self.rows, self.cache, self.attn, self.pos, self.tok, self.length = [], None, None, None, None, 0
         self.params, self.forward_kwargs = None, None
         self._kv, self._attn = [], None  # the whole buffers (slots x capacity); the batch uses their first rows
+        self.kv_bytes = 0  # the keys' and values' buffers, allocated
+        self.memory_held = False  # held rows wait for memory: nothing more is taken from the queue meanwhile
 
     @property
     def live(self) -> int:
@@ -131,20 +141,72 @@ class DecodeBatch:
             room -= n
             joining += [p.select(range(n))] if n else []
             self.held += [p.select(range(n, len(p.rows)))] if n < len(p.rows) else []
+        waited, self.memory_held = self.memory_held, False
         if not joining:
             return finished
         if not self.rows:
             self.joinable = all(type(layer) is DynamicLayer for layer in joining[0].cache.layers)
-        if not self.joinable:  # an empty batch (a non-joinable one takes newcomers only then): exact buffers
-            (new,) = joining  # (rows are held only in a batch with rows, hence a joinable one)
-            capacity = max(r.remaining for r in new.rows)
-            self.cache = spread_prefill(new.cache, new.src, capacity)
-            self.attn = torch.cat([new.attn[new.src], new.attn.new_ones((len(new.rows), capacity))], dim=1)
-            self.rows, self.pos, self.tok, self.length = new.rows, new.pos, new.tok, new.width
-        elif not (self.rows and self._place(joining)):
-            self._rebuild(joining)
+            if not self.joinable:  # exact buffers for one prefill: its rows join, the other parts wait
+                joining, self.held = joining[:1], joining[1:] + self.held
+        if not (self.rows and self.joinable and self._place(joining)):  # new buffers: within the memory budget
+            if waited and self.rows:  # still waiting for memory: they join in free slots, not by a copy per finish
+                self.held, self.memory_held = joining + self.held, True
+                return finished
+            joining = self._within_memory(joining)
+            self.stats["memory_waits"] += int(self.memory_held and not waited)  # rows started waiting for memory
+            if not joining:
+                return finished
+            if not self.joinable:  # an empty batch (a non-joinable one takes newcomers only then)
+                (new,) = joining
+                capacity = max(r.remaining for r in new.rows)
+                self.cache = spread_prefill(new.cache, new.src, capacity)
+                self.attn = torch.cat([new.attn[new.src], new.attn.new_ones((len(new.rows), capacity))], dim=1)
+                self.rows, self.pos, self.tok, self.length = new.rows, new.pos, new.tok, new.width
+                self._allocated(len(new.rows) * (new.width + capacity))
+            else:
+                self._rebuild(joining)
         self._rows_changed()
         return finished
+
+    def _within_memory(self, joining: list[Prefilled]) -> list[Prefilled]:
+        """The first rows of `joining` that new buffers can hold within the memory budget, with the batch's
+        live rows; the others are held (first in line), and the batch takes nothing from the queue until
+        they join. An empty batch takes one row over the budget rather than none, unless other batches
+        hold memory (it waits for them)."""
+        rows = [(r, p.width) for p in joining for r in p.rows]
+        live = [r for r in self.rows if r.finish is None]
+        span = self._span([i for i, r in enumerate(self.rows) if r.finish is None]) if live else 0
+        budget, others = self.memory(self)
+        avail, bpt = budget - others, self.bb.kv_bytes_per_token
+        n = len(rows)
+        while n > 0:  # the buffers' least size for n newcomers: every row's history and its remaining tokens
+            width = max([span] + [w for _, w in rows[:n]])
+            longest = max(r.remaining for r in live + [r for r, _ in rows[:n]])
+            if (len(live) + n) * (width + longest) * bpt <= avail:
+                break
+            n -= 1
+        if n == len(rows):
+            return joining
+        if n == 0 and not self.rows and not others:  # alone on the device: one row rather than none
+            n = 1
+        self.memory_held = True
+        out, rest = [], []
+        for p in joining:
+            k = max(0, min(n, len(p.rows)))
+            n -= k
+            out += [p.select(range(k))] if k else []
+            rest += [p.select(range(k, len(p.rows)))] if k < len(p.rows) else []
+        self.held = rest + self.held
+        return out
+
+    def _allocated(self, slots_x_columns: int) -> None:
+        self.kv_bytes = slots_x_columns * self.bb.kv_bytes_per_token
+
+    def _span(self, keep: list[int]) -> int:
+        """The columns the rows `keep` need for their histories: those every one of them masks on the left
+        trimmed (each row has at least one real column)."""
+        keep_t = torch.tensor(keep, device=self.bb.device, dtype=torch.long)
+        return self.length - int((self.attn[keep_t, : self.length] != 0).int().argmax(dim=1).min())
 
     @torch.no_grad()
     def step(self) -> list[Row]:
@@ -245,15 +307,18 @@ class DecodeBatch:
         keep_t = torch.tensor(keep, device=dev, dtype=torch.long)
         rows = [self.rows[i] for i in keep]
         L = self.length
-        # Columns every kept row masks on the left are trimmed (each row has at least one real column).
-        first = int((self.attn[keep_t, :L] != 0).int().argmax(dim=1).min()) if keep else L
-        span = L - first
+        span = self._span(keep) if keep else 0  # columns every kept row masks on the left are trimmed
+        first = L - span
         L2 = max([span] + [p.width for p in parts])
         rows_all = rows + [r for p in parts for r in p.rows]
         longest = max(r.remaining for r in rows_all)
-        C2 = L2 + longest + max(SLACK_COLUMNS, longest // 4)
         B_old, B = len(rows), len(rows_all)
-        R2 = max(B, min(GEN_BATCH_ROWS, 2 * B))
+        # Spare slots and columns, as far as the memory budget allows (the rows themselves fit: admit and
+        # _within_memory checked; a compaction needs no more than the buffers it replaces).
+        budget, others = self.memory(self)
+        room = max(0, budget - others) // self.bb.kv_bytes_per_token  # slots x columns
+        R2 = max(B, min(GEN_BATCH_ROWS, 2 * B, room // (L2 + longest)))
+        C2 = max(L2 + longest, min(L2 + longest + max(SLACK_COLUMNS, longest // 4), room // R2))
         self.stats["cache_copies"] += B_old > 0
         if self.cache is None:  # a container for the new layers; the prefill's own cache is left as it is
             self.cache = copy.copy(parts[0].cache)
@@ -283,6 +348,7 @@ class DecodeBatch:
         self.pos = torch.cat(pos + [p.pos for p in parts])
         self.tok = torch.cat(tok + [p.tok for p in parts])
         self.rows, self.length = rows_all, L2
+        self._allocated(R2 * C2)
         self._use_rows(B)
 
 
@@ -312,7 +378,21 @@ class Scheduler:
     def __init__(self):
         self.batches: dict[object, DecodeBatch] = {}  # Backbone -> its batch
         self.waiting: dict[object, deque[Row]] = {}
-        self.stats = {"busy_seconds": 0.0, "steps": 0, "prefills": 0, "cache_copies": 0, "generated_tokens": 0, "rows_finished": 0}
+        self.stats = {"busy_seconds": 0.0, "steps": 0, "prefills": 0, "cache_copies": 0, "generated_tokens": 0,
+                      "rows_finished": 0, "memory_waits": 0, "kv_cache_peak_bytes": 0}
+
+    def kv_bytes(self) -> int:
+        """What the decode batches' KV buffers take now, in all."""
+        return sum(b.kv_bytes for b in self.batches.values())
+
+    def kv_budget(self, device) -> int:
+        """What they may take in all (kv_cache.kv_budget)."""
+        return kv_budget(device, self.kv_bytes())
+
+    def memory(self, batch: DecodeBatch) -> tuple[int, int]:
+        """(the budget of all batches' KV buffers, what the batches other than `batch` take)."""
+        held = self.kv_bytes()
+        return kv_budget(batch.bb.device, held), held - batch.kv_bytes
 
     def add(self, bb, rows: list[Row]) -> None:
         self.waiting.setdefault(bb, deque()).extend(rows)
@@ -329,7 +409,16 @@ class Scheduler:
         for b in self.batches.values():
             held = (p.select(i for i, r in enumerate(p.rows) if r.finish is None) for p in b.held)
             b.held = [p for p in held if p.rows]
+            b.memory_held = b.memory_held and bool(b.held)
             b.settle()
+
+    def drop_all(self) -> None:
+        """Every row dropped, waiting, held or decoding (after a step failed: their requests fail with it)."""
+        for b in self.batches.values():
+            b.held = []
+            b._reset()
+        self.batches.clear()
+        self.waiting.clear()
 
     def busy(self) -> bool:
         return any(self.waiting.values()) or any(b.rows or b.held for b in self.batches.values())
@@ -345,11 +434,11 @@ class Scheduler:
         t0 = time.perf_counter()
         for bb in dict.fromkeys([*self.waiting, *(bb for bb, b in self.batches.items() if b.held)]):
             if bb not in self.batches:
-                self.batches[bb] = DecodeBatch(bb, self.stats)
+                self.batches[bb] = DecodeBatch(bb, self.stats, self.memory)
             batch, q = self.batches[bb], self.waiting.get(bb, deque())
             room = batch.room()
             if room > 0:
-                newcomers = _admission(q, room - batch.held_rows, whole=bool(batch.rows))
+                newcomers = [] if batch.memory_held else _admission(q, room - batch.held_rows, whole=bool(batch.rows))
                 if newcomers or batch.held:
                     finished += batch.admit(newcomers)
             if not q:
@@ -360,6 +449,7 @@ class Scheduler:
                 self.stats["steps"] += 1
             if not batch.rows and not batch.held and bb not in self.waiting:
                 del self.batches[bb]  # an unloaded backbone must not be kept alive here
+        self.stats["kv_cache_peak_bytes"] = max(self.stats["kv_cache_peak_bytes"], self.kv_bytes())
         self.stats["busy_seconds"] += time.perf_counter() - t0
         for r in finished:
             self.stats["rows_finished"] += 1

@@ -2,7 +2,8 @@
 
 
 class EngineError(Exception):
-    """type: BadRequest | UnknownOp | PolicyNotLoaded | VersionMismatch | LoadError | CheckpointExists"""
+    """type: BadRequest | UnknownOp | PolicyNotLoaded | VersionMismatch | LoadError | CheckpointExists |
+    KvCacheTooSmall"""
 
     def __init__(self, type_: str, message: str):
         super().__init__(message)

@@ -1,5 +1,5 @@
 """The decode loop's KV cache: the prompt prefill's cache, spread over the rows that share each prompt,
-in buffers preallocated to prompt + new tokens.
+in buffers preallocated to prompt + new tokens; and the memory those buffers may take (`kv_budget`).
 
 transformers' default DynamicCache appends every step's keys and values with torch.cat, which copies
 each layer's whole cache once per generated token (a quarter of the CPU decode time on the bench
@@ -9,8 +9,66 @@ filled columns, so attention still reads exactly as many keys as with the Dynami
 
 from __future__ import annotations
 
+import os
+
 import torch
 from transformers.cache_utils import Cache, CacheLayerMixin, DynamicLayer
+
+
+def _env_gb(name: str) -> int | None:
+    raw = os.environ.get(name)
+    if not raw:
+        return None
+    try:
+        gb = float(raw)
+    except ValueError:
+        gb = -1.0
+    if not gb > 0:
+        raise ValueError(f"{name} must be a positive number of GB, not {raw!r}")
+    return int(gb * 2**30)
+
+
+KV_CACHE_BYTES = _env_gb("TANDEM_KV_CACHE_GB")  # the decode batches' KV buffers, in all (None: KV_FREE_SHARE)
+# Unset, the budget is this share of the memory free now plus what the batches already hold: the rest
+# is for a copy of the cache when a batch is rebuilt (old and new buffers both exist for a moment),
+# the prefills' caches and the activations.
+KV_FREE_SHARE = 0.45
+
+
+def kv_bytes_per_token(model) -> int:
+    """Bytes of keys and values one token of one row takes in the cache, all layers (from the config)."""
+    cfg = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
+    kv_heads = getattr(cfg, "num_key_value_heads", None) or cfg.num_attention_heads
+    head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
+    itemsize = model.get_input_embeddings().weight.element_size()
+    return 2 * cfg.num_hidden_layers * kv_heads * head_dim * itemsize
+
+
+def kv_budget(device: torch.device, held: int) -> int:
+    """Bytes the decode batches' KV buffers may take in all on `device`, `held` being what they take now:
+    TANDEM_KV_CACHE_GB, or KV_FREE_SHARE of the memory free plus `held`. A batch that would outgrow it takes
+    fewer newcomers (the rest wait for rows to finish), so that a long-response config (K=8, 8k-token
+    responses, tens of rows) runs within the device's memory instead of failing with out-of-memory."""
+    if KV_CACHE_BYTES is not None:
+        return KV_CACHE_BYTES
+    if device.type == "cuda":
+        free, _ = torch.cuda.mem_get_info(device)
+        free += torch.cuda.memory_reserved(device) - torch.cuda.memory_allocated(device)  # torch's cache, reusable
+    else:
+        free = _mem_available()
+    return int(KV_FREE_SHARE * (free + held))
+
+
+def _mem_available() -> int:
+    """The host's available memory (Linux's MemAvailable), or 8 GiB where /proc/meminfo is missing."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 8 * 2**30
 
 
 class PreallocatedLayer(CacheLayerMixin):

@@ -15,6 +15,7 @@ import os
 import torch
 
 from .errors import EngineError
+from .kv_cache import kv_bytes_per_token
 
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "vocab.json")  # vocab.json needs merges.txt too
 WEIGHT_PATTERNS = ("*.safetensors", "pytorch_model*.bin", "*.safetensors.index.json")
@@ -123,6 +124,7 @@ class Backbone:
         pad = tokenizer.pad_token_id
         self.pad_id = int(pad) if pad is not None else min(self.stop_ids)
         self.vocab_size = model.get_input_embeddings().weight.shape[0]
+        self.kv_bytes_per_token = kv_bytes_per_token(model)  # one row's keys and values per token, all layers
         self.thinking_template = "enable_thinking" in str(tokenizer.chat_template or "")
 
     def render(self, messages: list[dict], enable_thinking: bool | None = None) -> list[int]:

@@ -149,7 +149,17 @@ class Engine:
     def tick(self) -> None:
         """One step of generation work; answers the requests whose rows have all finished."""
         self.advance()
-        for row in self.scheduler.tick():
+        try:
+            finished = self.scheduler.tick()
+        except Exception as e:  # noqa: BLE001 - e.g. out of memory in a forward: the rows in flight fail, not the engine
+            log(traceback.format_exc())
+            self.scheduler.drop_all()
+            jobs, self.running = self.running, []
+            for job in jobs:
+                job.answer(error(job.rid, type(e).__name__, str(e) or repr(e)))
+            free_memory()
+            return
+        for row in finished:
             job = row.owner
             job.left -= 1
             if job.left == 0:
@@ -169,6 +179,7 @@ class Engine:
                 seed = r["seed"] if r["seed"] is not None else secrets.randbits(63)
                 prompt = fit_prompt(p.backbone.render(r["messages"], r["enable_thinking"]), r["max_prompt_tokens"],
                                     r["truncation"])
+                self._check_fits(p.backbone, len(prompt), r["max_new_tokens"])
                 rows = [Row(prompt, row_generator(self.device, seed, k), adapter=p.adapter, owner=job,
                             **{f: r[f] for f in SAMPLING}) for k in range(r["n"])]
                 job.started.append((p, rows))
@@ -183,6 +194,15 @@ class Engine:
         self.running.append(job)
         for p, rows in job.started:
             self.scheduler.add(p.backbone, rows)
+
+    def _check_fits(self, bb: Backbone, prompt_tokens: int, new_tokens: int) -> None:
+        """KvCacheTooSmall if one row of this many tokens needs more KV cache than the whole budget."""
+        need, budget = (prompt_tokens + new_tokens) * bb.kv_bytes_per_token, self.scheduler.kv_budget(bb.device)
+        if need > budget:
+            raise EngineError("KvCacheTooSmall", f"one sample of {prompt_tokens} prompt + {new_tokens} new tokens needs "
+                              f"{need / 2**30:.2f} GB of KV cache, more than the budget of {budget / 2**30:.2f} GB "
+                              "(TANDEM_KV_CACHE_GB, or a share of the memory free): shorten the prompt or "
+                              "max_new_tokens, or give the cache more memory")
 
     def _finish(self, job: Job) -> None:
         if job in self.running:
@@ -202,8 +222,10 @@ class Engine:
         return {"pong": True, "policies": {k: p.version for k, p in self.policies.items()}}
 
     def stats(self, req):
-        """Counters since start (busy_seconds: time spent prefilling and decoding) and the rows now."""
-        return {**self.scheduler.stats, **self.scheduler.counts(), "pending_ops": len(self.pending)}
+        """Counters since start (busy_seconds: time spent prefilling and decoding), the rows now, and the KV
+        cache's buffers now and their budget (bytes)."""
+        return {**self.scheduler.stats, **self.scheduler.counts(), "pending_ops": len(self.pending),
+                "kv_cache_bytes": self.scheduler.kv_bytes(), "kv_budget_bytes": self.scheduler.kv_budget(self.device)}
 
     def cancel(self, req):
         """Drop the generate op whose id is `target`: its rows stop and it is answered `Cancelled`."""

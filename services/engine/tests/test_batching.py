@@ -3,6 +3,7 @@ and are answered when their own rows finish; ops that change a policy wait for t
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from conftest import PLAN_PROMPT, TOOL_PROMPT, OPTIM
@@ -212,3 +213,108 @@ def test_rows_that_do_not_fit_keep_their_prefill(eng, tiny_model, tmp_path, monk
     assert eng.engine.scheduler.counts() == {"live_rows": 2, "waiting_rows": 0}
     ticks_until(eng, doomed)
     assert not eng.engine.busy()
+
+
+def test_the_bytes_per_token_are_those_of_the_cache(eng, tiny_model, tmp_path):
+    """The budget's unit, from the model's config, is what a prefill's cache takes per row and column."""
+    from tandem_engine.generation import Row, row_generator, prefill
+
+    eng.load_full("gen", tiny_model, tmp_path / "ck")
+    bb = eng.engine.policies["gen"].backbone
+    rows = [Row(list(range(3, 3 + n)), row_generator(bb.device, 0, 0)) for n in (5, 9)]
+    _, cache, attn, _ = prefill(bb, rows)
+    total = sum(t.numel() * t.element_size() for layer in cache.layers for t in (layer.keys, layer.values))
+    assert total == attn.numel() * bb.kv_bytes_per_token
+
+
+def test_the_kv_cache_stays_within_its_budget(eng, tiny_model, tmp_path, monkeypatch):
+    """With a budget for about three rows, eight rows of four requests wait for memory, never take more than
+    the budget between steps, and sample what they sample alone; the stats say what the cache took."""
+    from tandem_engine import kv_cache
+
+    eng.load_full("gen", tiny_model, tmp_path / "ck")
+    bb = eng.engine.policies["gen"].backbone
+    reqs = [dict(policy="gen", messages=PLAN_PROMPT, n=2, temperature=0.0, max_new_tokens=30),
+            dict(policy="gen", messages=TOOL_PROMPT, n=3, seed=5, max_new_tokens=20),
+            dict(policy="gen", messages=LONG_PROMPT, n=1, temperature=0.0, max_new_tokens=12),
+            dict(policy="gen", messages=TOOL_PROMPT, n=2, seed=9, top_k=20, max_new_tokens=25)]
+    alone = [tokens(submit_and_wait(eng, r)) for r in reqs]
+    longest = max(len(bb.render(r["messages"])) + r["max_new_tokens"] for r in reqs)
+    budget = 3 * longest * bb.kv_bytes_per_token
+    monkeypatch.setattr(kv_cache, "KV_CACHE_BYTES", budget)
+    before = eng.ok("stats")
+    boxes, peak = [], 0
+    for r in reqs:
+        boxes.append(submit(eng, len(boxes), **r))
+        eng.engine.tick()
+        peak = max(peak, eng.engine.scheduler.kv_bytes())
+    while not all(boxes):
+        eng.engine.tick()
+        peak = max(peak, eng.engine.scheduler.kv_bytes())
+        assert eng.engine.scheduler.kv_bytes() <= budget
+    assert [tokens(b) for b in boxes] == alone
+    after = eng.ok("stats")
+    assert after["memory_waits"] > before["memory_waits"] and 0 < peak <= budget
+    assert after["kv_budget_bytes"] == budget and after["kv_cache_bytes"] == 0 and not eng.engine.busy()
+
+
+def test_a_sample_larger_than_the_whole_budget_is_refused(eng, tiny_model, tmp_path, monkeypatch):
+    """A request one row of which needs more KV cache than the budget fails at once, naming the sizes and
+    the knob; the engine serves the next request."""
+    from tandem_engine import kv_cache
+
+    eng.load_full("gen", tiny_model, tmp_path / "ck")
+    bb = eng.engine.policies["gen"].backbone
+    need = len(bb.render(PLAN_PROMPT)) + 40
+    monkeypatch.setattr(kv_cache, "KV_CACHE_BYTES", (need - 1) * bb.kv_bytes_per_token)
+    box = submit(eng, "big", policy="gen", messages=PLAN_PROMPT, n=2, temperature=0.0, max_new_tokens=40)
+    assert box and not box[0]["ok"] and box[0]["error"]["type"] == "KvCacheTooSmall"
+    assert "40 new tokens" in box[0]["error"]["message"] and "TANDEM_KV_CACHE_GB" in box[0]["error"]["message"]
+    assert tokens(submit_and_wait(eng, dict(policy="gen", messages=PLAN_PROMPT, n=2, temperature=0.0, max_new_tokens=39)))
+
+
+def test_the_budget_knob_is_checked(monkeypatch):
+    from tandem_engine.kv_cache import _env_gb
+
+    monkeypatch.setenv("TANDEM_KV_CACHE_GB", "1.5")
+    assert _env_gb("TANDEM_KV_CACHE_GB") == 3 * 2**29
+    for bad in ("0", "-2", "lots"):
+        monkeypatch.setenv("TANDEM_KV_CACHE_GB", bad)
+        with pytest.raises(ValueError, match=f"TANDEM_KV_CACHE_GB must be a positive number of GB, not '{bad}'"):
+            _env_gb("TANDEM_KV_CACHE_GB")
+
+
+def test_a_failing_step_fails_the_requests_in_flight_not_the_engine(eng, tiny_model, tmp_path, monkeypatch):
+    """Out of memory in a decoding step: the requests with rows in flight fail with it, their rows are
+    dropped, and the engine serves the next request."""
+    from tandem_engine import batching
+
+    eng.load_full("gen", tiny_model, tmp_path / "ck")
+    req = dict(policy="gen", messages=PLAN_PROMPT, n=2, temperature=0.0, max_new_tokens=20)
+    alone = tokens(submit_and_wait(eng, req))
+    boxes = [submit(eng, "a", **req)]
+    eng.engine.tick()
+    boxes.append(submit(eng, "b", **dict(req, messages=TOOL_PROMPT)))
+
+    def oom(self):
+        raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+
+    with monkeypatch.context() as m:
+        m.setattr(batching.DecodeBatch, "step", oom)
+        eng.engine.tick()
+    assert [b[0]["error"]["type"] for b in boxes] == ["OutOfMemoryError", "OutOfMemoryError"]
+    assert not eng.engine.busy() and eng.engine.scheduler.kv_bytes() == 0
+    assert tokens(submit_and_wait(eng, req)) == alone
+
+
+def test_the_bytes_per_token_of_qwen3_8b():
+    """The figure the docs give for Qwen3-8B's shape (36 layers, 8 KV heads of 128 dims, bf16): 144 KiB."""
+    from types import SimpleNamespace
+
+    from transformers import Qwen3Config
+
+    from tandem_engine.kv_cache import kv_bytes_per_token
+
+    cfg = Qwen3Config(hidden_size=4096, num_attention_heads=32, num_hidden_layers=36, num_key_value_heads=8, head_dim=128)
+    emb = torch.nn.Embedding(4, 4, dtype=torch.bfloat16)
+    assert kv_bytes_per_token(SimpleNamespace(config=cfg, get_input_embeddings=lambda: emb)) == 144 * 1024
