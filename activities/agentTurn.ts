@@ -40,14 +40,27 @@ export interface CandidateText {
   responseTokens: number;
 }
 
-/** A prompt over training.max_prompt_length fails for good: a retry renders the same prompt. */
-function promptTooLong(err: unknown, input: AgentTurnInput): unknown {
-  if (!(err instanceof EngineError) || err.type !== 'PromptTooLong') return err;
-  return ApplicationFailure.nonRetryable(
-    `${input.agent}'s prompt in turn ${input.turn} of ${input.episodeId}: ${err.message} by training.max_prompt_length ` +
-      `(training.truncation: error; raise max_prompt_length, or set truncation to left to keep the prompt's last tokens)`,
-    'PromptTooLong',
-  );
+/**
+ * Engine errors a retry would meet again fail the turn for good: a prompt over
+ * training.max_prompt_length (a retry renders the same prompt), and a sample that needs more KV
+ * cache than the engine's whole budget.
+ */
+function forGood(err: unknown, input: AgentTurnInput): unknown {
+  if (!(err instanceof EngineError)) return err;
+  const turn = `turn ${input.turn} of ${input.episodeId}`;
+  if (err.type === 'PromptTooLong')
+    return ApplicationFailure.nonRetryable(
+      `${input.agent}'s prompt in ${turn}: ${err.message} by training.max_prompt_length ` +
+        `(training.truncation: error; raise max_prompt_length, or set truncation to left to keep the prompt's last tokens)`,
+      'PromptTooLong',
+    );
+  if (err.type === 'KvCacheTooSmall')
+    return ApplicationFailure.nonRetryable(
+      `${input.agent}'s ${turn}: ${err.message} (training.max_prompt_length and training.max_response_length; ` +
+        `TANDEM_KV_CACHE_GB in the policy worker's environment)`,
+      'KvCacheTooSmall',
+    );
+  return err;
 }
 
 export interface AgentTurnDeps extends EngineDeps {
@@ -78,7 +91,7 @@ export function createAgentTurnActivities(deps: AgentTurnDeps) {
       };
       const { results } = await deps.engine
         .request<{ results: GenerateResult[] }>('generate', { requests: [request] }, Context.current().cancellationSignal)
-        .catch((err) => Promise.reject(promptTooLong(offPolicy(err), input)));
+        .catch((err) => Promise.reject(forGood(offPolicy(err), input)));
       const { samples } = results[0];
       // A retried attempt samples afresh under new ids; the old attempt's records are never
       // scored, so the update's join by sample id leaves them out.

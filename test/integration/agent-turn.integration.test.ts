@@ -1,7 +1,8 @@
 // agentTurn against a real engine process (no Temporal server: MockActivityEnvironment): turns
 // that arrive while others decode join the running batch and are answered as they finish, the
-// first one loads the policy itself, an off-policy turn fails for good, and a turn whose activity
-// is cancelled (its heartbeat timed out, its worker shuts down) stops its rows in the engine.
+// first one loads the policy itself, an off-policy turn and a turn larger than the engine's KV
+// cache fail for good, and a turn whose activity is cancelled (its heartbeat timed out, its
+// worker shuts down) stops its rows in the engine.
 import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -73,6 +74,24 @@ test('a prompt over training.max_prompt_length fails for good, naming the key; t
   });
   const kept = await run(turn({ maxPromptTokens: 16, truncation: 'left' }));
   assert.equal(kept.length, 2);
+});
+
+test('a turn one sample of which needs more KV cache than the engine may take fails for good, naming the knobs', async (t) => {
+  // An engine of its own, started with a budget smaller than one row of this prompt.
+  const small = new EngineClient('cpu', () => {});
+  t.after(() => small.stop());
+  process.env.TANDEM_KV_CACHE_GB = '0.000001';
+  try {
+    await small.start();
+  } finally {
+    delete process.env.TANDEM_KV_CACHE_GB;
+  }
+  const smallTurns = createAgentTurnActivities({ engine: small, producer, device: 'cpu', dataDir: mkdtempSync(join(tmpdir(), 'tandem-turn-')) });
+  await assert.rejects(new MockActivityEnvironment().run(smallTurns.agentTurn, turn({})), (err: unknown) => {
+    assert.ok(err instanceof ApplicationFailure && err.nonRetryable && err.type === 'KvCacheTooSmall', String(err));
+    assert.match(err.message, /plan_agent's turn 0 of .*\/it0\/ep0: one sample of \d+ prompt \+ 8 new tokens needs .* GB of KV cache, more than the budget of 0\.00 GB .*TANDEM_KV_CACHE_GB in the policy worker's environment/);
+    return true;
+  });
 });
 
 test('a cancelled turn stops its rows in the engine, and the engine goes on', async () => {
