@@ -148,6 +148,11 @@ export const runConfigSchema = z
         episode_window: z.number().int().min(1).optional(),
         // Continue from the best candidate (true) or from candidate 0 (false).
         if_greedy: z.boolean().default(true),
+        // The longest one attempt of an agent turn may take, from its start to its samples: its
+        // wait in the engine's queue behind other turns' rows (whole waves of long responses when
+        // the KV cache is full) and its own decoding. A dead worker is noticed sooner, by the
+        // activity's heartbeat; this bounds a worker alive with a stuck engine.
+        turn_timeout_s: z.number().int().min(1).default(7200),
       })
       .prefault({}),
     update: z
@@ -189,6 +194,9 @@ export const runConfigSchema = z
         // Every policy scripted leaves nothing to train: refused unless this says it is meant
         // (scripted episodes only, e.g. to exercise an environment).
         allow_no_trainable_policy: z.boolean().default(false),
+        // The longest one attempt of a policy's update may take (its old log-probs, PPO steps and
+        // checkpoint); as rollout.turn_timeout_s, a dead worker is noticed sooner by its heartbeat.
+        timeout_s: z.number().int().min(1).default(7200),
       })
       .prefault({}),
   })

@@ -70,7 +70,7 @@ export async function episode(input: EpisodeInput): Promise<EpisodeSummary> {
       const k = input.candidates;
       if (spec.kind === 'scripted') return cpu.scriptedTurn({ env: cfg.env, agent, episodeId, turn, k, state, handoff });
       const config = agentByName(cfg, agent);
-      return policyActivities(spec.taskQueue).agentTurn({
+      return policyActivities(spec.taskQueue, cfg.rollout.turn_timeout_s).agentTurn({
         policy: policyRef(runId, spec, cfg, input.checkpointDirs?.[spec.name]),
         policyVersion: input.versions[spec.name] ?? 0,
         iteration,

@@ -31,15 +31,27 @@ export const localScoring = proxyLocalActivities<CpuActivities>({ startToCloseTi
  */
 export const localCpu = proxyLocalActivities<CpuActivities>({ startToCloseTimeout: '2 minutes', retry: common.retry });
 
-/** The activities of the policy worker serving `taskQueue`: generation, updates, loading. */
-export function policyActivities(taskQueue: string) {
-  return proxyActivities<PolicyActivities>({ ...common, taskQueue, startToCloseTimeout: '30 minutes' });
+/**
+ * One attempt's longest run on a policy worker, where the config does not say: loading a policy's
+ * version, freeing it, and the turns of episodes recorded before rollout.turn_timeout_s (their
+ * inputs' configs lack it). A run's config is parsed again when its workflow replays, so its
+ * updates take update.timeout_s's default: replay matches an activity by its type and id, not its
+ * timeouts (test/unit/replay.unit.test.ts replays a run recorded with 30 minutes).
+ */
+const POLICY_TIMEOUT_S = 1800;
+
+/**
+ * The activities of the policy worker serving `taskQueue`: generation, updates, loading.
+ * `timeoutS`: one attempt's longest run (rollout.turn_timeout_s for turns, update.timeout_s for updates).
+ */
+export function policyActivities(taskQueue: string, timeoutS = POLICY_TIMEOUT_S) {
+  return proxyActivities<PolicyActivities>({ ...common, taskQueue, startToCloseTimeout: timeoutS * 1000 });
 }
 
 /**
  * A replica's part in a data-parallel update: one attempt only, since a step over replicas is
  * retried as a whole, with a new rendezvous group (workflows/updates.ts).
  */
-export function replicaActivities(taskQueue: string) {
-  return proxyActivities<PolicyActivities>({ ...common, taskQueue, startToCloseTimeout: '30 minutes', retry: { maximumAttempts: 1 } });
+export function replicaActivities(taskQueue: string, timeoutS = POLICY_TIMEOUT_S) {
+  return proxyActivities<PolicyActivities>({ ...common, taskQueue, startToCloseTimeout: timeoutS * 1000, retry: { maximumAttempts: 1 } });
 }

@@ -16,14 +16,14 @@ const MAX_BACKOFF_S = 30;
 
 export async function updatePolicyOf(p: PolicySpec, input: Omit<UpdateInput, 'replica'>): Promise<UpdateSummary> {
   const world = p.replicas?.count ?? 1;
-  if (world === 1) return policyActivities(p.taskQueue).updatePolicy(input);
+  if (world === 1) return policyActivities(p.taskQueue, input.update.timeout_s).updatePolicy(input);
   for (let attempt = 1; ; attempt++) {
     const group = `${input.policy.runId}/${p.name}/v${input.fromVersion}/attempt-${attempt}`;
     const scope = new CancellationScope();
     try {
       const results = await scope.run(() =>
         Promise.all(Array.from({ length: world }, (_, rank) =>
-          replicaActivities(replicaQueue(p.taskQueue, rank)).updatePolicy({ ...input, replica: { rank, world, group } }))),
+          replicaActivities(replicaQueue(p.taskQueue, rank), input.update.timeout_s).updatePolicy({ ...input, replica: { rank, world, group } }))),
       );
       return results[0];
     } catch (err) {

@@ -44,6 +44,8 @@ export interface ActivityCall<N extends ActivityName = ActivityName> {
   name: N;
   /** The task queue it was taken from. */
   queue: string;
+  /** The attempt's start-to-close timeout, as the workflow scheduled it. */
+  startToCloseMs: number;
   input: Input<N>;
   output?: Output<N>;
 }
@@ -142,7 +144,8 @@ export async function startWorkflowHarness(opts: { dynamicConfig?: string[] } = 
       names.map((name) => [
         name,
         async (input: never) => {
-          const call: ActivityCall = { name, queue: Context.current().info.taskQueue, input };
+          const { taskQueue, startToCloseTimeoutMs } = Context.current().info;
+          const call: ActivityCall = { name, queue: taskQueue, startToCloseMs: startToCloseTimeoutMs, input };
           harness.calls.push(call);
           call.output = await (harness.mocks[name] as (i: never) => Promise<never>)(input);
           return call.output;

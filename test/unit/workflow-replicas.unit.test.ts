@@ -2,7 +2,7 @@
 // (test/support/workflowEnv.ts): each update is one step with a part on each replica's own update
 // queue, both in the same rendezvous group; a failed part makes the whole step run again under a
 // new group; a non-retryable failure ends the run; the run's policies are released on every
-// replica. Also the pure pieces: how groups are dealt to replicas, and the placement checks.
+// replica; turns and updates take their timeouts from the config. Also the pure pieces: how groups are dealt to replicas, and the placement checks.
 import assert from 'node:assert/strict';
 import { after, beforeEach, test } from 'node:test';
 import { WorkflowFailedError } from '@temporalio/client';
@@ -46,6 +46,18 @@ test('without replicas the update runs once, on the policy worker queue, as befo
   await run('replicas-none', SMALL);
   const updates = callsOf(h.calls, 'updatePolicy');
   assert.deepEqual(updates.map((c) => [c.queue, c.input.replica]), [['tandem-policy-0', undefined], ['tandem-policy-0', undefined]]);
+});
+
+test('a turn may take rollout.turn_timeout_s and an update update.timeout_s (two hours each by default), on one policy worker or over replicas', async () => {
+  const timeouts = (name: 'agentTurn' | 'updatePolicy' | 'policyVersion' | 'releasePolicy') => [...new Set(callsOf(h.calls, name).map((c) => c.startToCloseMs))];
+  await run('timeouts-default', SMALL);
+  assert.deepEqual([timeouts('agentTurn'), timeouts('updatePolicy')], [[7_200_000], [7_200_000]]);
+  assert.deepEqual([timeouts('policyVersion'), timeouts('releasePolicy')], [[1_800_000], [1_800_000]]);
+  for (const [runId, overrides] of [['timeouts-set', SMALL], ['timeouts-replicas', REPLICATED]] as const) {
+    h.reset();
+    await run(runId, [...overrides, 'rollout.turn_timeout_s=90', 'update.timeout_s=600']);
+    assert.deepEqual([timeouts('agentTurn'), timeouts('updatePolicy')], [[90_000], [600_000]], runId);
+  }
 });
 
 test('a failed part runs the whole step again, under a new group', async () => {
