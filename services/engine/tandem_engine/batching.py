@@ -14,10 +14,10 @@ per row. Between steps:
 
 Memory: the batches' KV buffers stay within a budget (kv_cache.kv_budget: TANDEM_KV_CACHE_GB, or a share
 of the memory free); spare slots and columns shrink first. Newcomers that new buffers within the budget
-cannot hold wait, with their prefill, until rows finish and make room: finished rows' slots, a smaller
-cache once compacted, or an empty batch (not a copy of the cache each time a row finishes); meanwhile the
-batch takes nothing more from the queue. A single row larger than the whole budget is refused when its
-request starts (server.py, KvCacheTooSmall).
+cannot hold wait, with their prefill, until rows finish and make room: each finished row's slot takes one
+of them, a compaction or an empty batch the rest (not a copy of the cache each time a row finishes);
+meanwhile the batch takes nothing more from the queue. A single row larger than the whole budget is
+refused when its request starts (server.py, KvCacheTooSmall).
 
 The KV cache is left-aligned like a padded batch: every row writes its next key/value at the same
 column L, rows that joined with a shorter history have masked (zero) columns on the left, and each
@@ -148,10 +148,16 @@ class DecodeBatch:
             self.joinable = all(type(layer) is DynamicLayer for layer in joining[0].cache.layers)
             if not self.joinable:  # exact buffers for one prefill: its rows join, the other parts wait
                 joining, self.held = joining[:1], joining[1:] + self.held
-        if not (self.rows and self.joinable and self._place(joining)):  # new buffers: within the memory budget
-            if waited and self.rows:  # still waiting for memory: they join in free slots, not by a copy per finish
-                self.held, self.memory_held = joining + self.held, True
+        placeable = self._placeable(joining) if self.rows and self.joinable else 0
+        if placeable == sum(len(p.rows) for p in joining):
+            self._place(joining)
+        elif waited and self.rows:  # still waiting for memory: free slots take what they can, no copy per finish
+            joining, rest = _split(joining, placeable)
+            self.held, self.memory_held = rest + self.held, True
+            if not joining:
                 return finished
+            self._place(joining)
+        else:  # new buffers, within the memory budget
             joining = self._within_memory(joining)
             self.stats["memory_waits"] += int(self.memory_held and not waited)  # rows started waiting for memory
             if not joining:
@@ -190,12 +196,7 @@ class DecodeBatch:
         if n == 0 and not self.rows and not others:  # alone on the device: one row rather than none
             n = 1
         self.memory_held = True
-        out, rest = [], []
-        for p in joining:
-            k = max(0, min(n, len(p.rows)))
-            n -= k
-            out += [p.select(range(k))] if k else []
-            rest += [p.select(range(k, len(p.rows)))] if k < len(p.rows) else []
+        out, rest = _split(joining, n)
         self.held = rest + self.held
         return out
 
@@ -256,19 +257,28 @@ class DecodeBatch:
         self.attn = self._attn[:B]
         self.rows, self.pos, self.tok = self.rows[:B], self.pos[:B], self.tok[:B]
 
-    def _place(self, parts: list[Prefilled]) -> bool:
-        """Write the newcomers' prefill into free slots (finished rows' slots first, then spare ones),
-        without touching the live rows. -> False if they do not fit: more rows than the buffers hold,
-        a prompt longer than the batch's history (its columns would start before column 0), or fewer
-        columns left than a newcomer may generate."""
+    def _free_slots(self) -> list[int]:
+        """Finished rows' slots first, then the spare ones."""
+        return [i for i, r in enumerate(self.rows) if r.finish is not None] + list(range(len(self.rows), self._attn.shape[0]))
+
+    def _placeable(self, parts: list[Prefilled]) -> int:
+        """How many of the parts' first rows free slots can take as they are: a slot each, a prompt no
+        longer than the batch's history (its columns would start before column 0), and columns left for
+        every token the row may generate."""
+        L, capacity = self.length, self._attn.shape[1]
+        room, n = len(self._free_slots()), 0
+        for p in parts:
+            for r in p.rows:
+                if n == room or p.width > L or L + r.remaining > capacity:
+                    return n
+                n += 1
+        return n
+
+    def _place(self, parts: list[Prefilled]) -> None:
+        """Write the newcomers' prefill into free slots without touching the live rows (all of them
+        placeable: _placeable)."""
         L, rows = self.length, [r for p in parts for r in p.rows]
-        slots_total, capacity = self._attn.shape
-        free = [i for i, r in enumerate(self.rows) if r.finish is not None]
-        free += range(len(self.rows), slots_total)
-        if (len(rows) > len(free) or max(p.width for p in parts) > L
-                or L + max(r.remaining for r in rows) > capacity):
-            return False
-        slots = torch.tensor(free[: len(rows)], device=self.bb.device)
+        slots = torch.tensor(self._free_slots()[: len(rows)], device=self.bb.device)
         self._write(parts, slots, L)
         B = max(len(self.rows), int(slots[-1]) + 1)
         grow = B - len(self.rows)
@@ -280,7 +290,6 @@ class DecodeBatch:
         self.pos[slots] = torch.cat([p.pos for p in parts])
         self.tok[slots] = torch.cat([p.tok for p in parts])
         self._use_rows(B)
-        return True
 
     def _write(self, parts: list[Prefilled], slots: torch.Tensor, L: int) -> None:
         """Write the parts' rows, in order, into buffer rows `slots`: each prompt's keys and values end
@@ -350,6 +359,17 @@ class DecodeBatch:
         self.rows, self.length = rows_all, L2
         self._allocated(R2 * C2)
         self._use_rows(B)
+
+
+def _split(parts: list[Prefilled], n: int) -> tuple[list[Prefilled], list[Prefilled]]:
+    """The parts' first n rows, and the others, each kept with its prefill."""
+    first, rest = [], []
+    for p in parts:
+        k = max(0, min(n, len(p.rows)))
+        n -= k
+        first += [p.select(range(k))] if k else []
+        rest += [p.select(range(k, len(p.rows)))] if k < len(p.rows) else []
+    return first, rest
 
 
 def _admission(q: deque, room: int, whole: bool) -> list[Row]:

@@ -318,3 +318,32 @@ def test_the_bytes_per_token_of_qwen3_8b():
     cfg = Qwen3Config(hidden_size=4096, num_attention_heads=32, num_hidden_layers=36, num_key_value_heads=8, head_dim=128)
     emb = torch.nn.Embedding(4, 4, dtype=torch.bfloat16)
     assert kv_bytes_per_token(SimpleNamespace(config=cfg, get_input_embeddings=lambda: emb)) == 144 * 1024
+
+
+def test_rows_waiting_for_memory_take_finished_rows_slots_one_by_one(eng, tiny_model, tmp_path, monkeypatch):
+    """A batch of three rows fills a budget of three rows; a request of three waits for memory; when the
+    shortest row finishes, its slot takes one of them at the next step, without a copy of the cache, and
+    the others wait on; every row samples what it samples alone."""
+    from tandem_engine import kv_cache
+
+    eng.load_full("gen", tiny_model, tmp_path / "ck")
+    bb = eng.engine.policies["gen"].backbone
+    greedy = dict(policy="gen", temperature=0.0, ignore_eos=True)
+    short, long = dict(greedy, messages=PLAN_PROMPT, n=1, max_new_tokens=5), dict(greedy, messages=LONG_PROMPT, n=2, max_new_tokens=30)
+    late = dict(greedy, messages=TOOL_PROMPT, n=3, max_new_tokens=10)
+    alone = [tokens(submit_and_wait(eng, r)) for r in (short, long, late)]
+    width = max(len(bb.render(r["messages"])) for r in (short, long))
+    monkeypatch.setattr(kv_cache, "KV_CACHE_BYTES", 3 * (width + 30) * bb.kv_bytes_per_token)
+    before = eng.ok("stats")
+    boxes = [submit(eng, "short", **short), submit(eng, "long", **long)]
+    eng.engine.tick()  # one prefill, one batch of three rows at the budget
+    boxes.append(submit(eng, "late", **late))
+    eng.engine.tick()
+    assert eng.engine.scheduler.counts() == {"live_rows": 3, "waiting_rows": 3}
+    ticks_until(eng, boxes[0])
+    eng.engine.tick()  # short's slot takes one of late's rows
+    assert eng.engine.scheduler.counts() == {"live_rows": 3, "waiting_rows": 2}
+    ticks_until(eng, *boxes)
+    assert [tokens(b) for b in boxes] == alone
+    after = eng.ok("stats")
+    assert after["memory_waits"] - before["memory_waits"] == 1 and after["cache_copies"] == before["cache_copies"]
