@@ -121,6 +121,20 @@ def call(eng, op: str, **req) -> dict:
     return r["result"]
 
 
+def generating_engine(args):
+    """The generation benches' set-up: an in-process engine with the bench model loaded as the full
+    policy "gen" (no stop token), and --prompts Plan-Path prompts as generate requests of --n rows and
+    --tokens new tokens each (temperature 1, seeded by index). -> (engine, its backbone, the requests,
+    the model's description)."""
+    path, _, desc = bench_model(args)
+    eng = engine()
+    call(eng, "load", policy="gen", kind="full", model_path=path, optim=OPTIM, checkpoint_root="")
+    no_stop_tokens(eng)
+    reqs = [{"policy": "gen", "version": 0, "messages": m, "n": args.n, "temperature": 1.0, "seed": i,
+             "max_new_tokens": args.tokens, "stop": []} for i, m in enumerate(prompts(args.prompts))]
+    return eng, eng.policies["gen"].backbone, reqs, desc
+
+
 def no_stop_tokens(eng) -> None:
     """Benchmarks only: no stop token ends a row, so every row generates exactly max_new_tokens.
     (A random model samples <|im_end|> at some point; HF generate gets eos_token_id=None likewise.)"""

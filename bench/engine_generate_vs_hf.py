@@ -69,14 +69,8 @@ def main() -> None:
     import torch
     from transformers import GenerationConfig
 
-    path, n_params, desc = ec.bench_model(args)
-    eng = ec.engine()
-    ec.call(eng, "load", policy="gen", kind="full", model_path=path, optim=ec.OPTIM, checkpoint_root="")
-    ec.no_stop_tokens(eng)
-    bb = eng.policies["gen"].backbone
-    msgs = ec.prompts(args.prompts)
-    reqs = [{"policy": "gen", "version": 0, "messages": m, "n": args.n, "temperature": 1.0, "seed": i,
-             "max_new_tokens": args.tokens, "stop": []} for i, m in enumerate(msgs)]
+    eng, bb, reqs, desc = ec.generating_engine(args)
+    msgs = [r["messages"] for r in reqs]
 
     # HF: the same rows (prompt i repeated n times, as the engine orders them), left-padded.
     ids = [bb.render(m) for m in msgs for _ in range(args.n)]

@@ -34,14 +34,7 @@ def main() -> None:
 
     from tandem_engine import kv_cache
 
-    path, n_params, desc = ec.bench_model(args)
-    eng = ec.engine()
-    ec.call(eng, "load", policy="gen", kind="full", model_path=path, optim=ec.OPTIM, checkpoint_root="")
-    ec.no_stop_tokens(eng)
-    bb = eng.policies["gen"].backbone
-    msgs = ec.prompts(args.prompts)
-    reqs = [{"policy": "gen", "version": 0, "messages": m, "n": args.n, "temperature": 1.0, "seed": i,
-             "max_new_tokens": args.tokens, "stop": []} for i, m in enumerate(msgs)]
+    eng, bb, reqs, desc = ec.generating_engine(args)
 
     def run(budget: int | None) -> dict:
         kv_cache.KV_CACHE_BYTES = budget
