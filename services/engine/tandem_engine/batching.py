@@ -180,8 +180,8 @@ class DecodeBatch:
         they join. An empty batch takes one row over the budget rather than none, unless other batches
         hold memory (it waits for them)."""
         rows = [(r, p.width) for p in joining for r in p.rows]
-        live = [r for r in self.rows if r.finish is None]
-        span = self._span([i for i, r in enumerate(self.rows) if r.finish is None]) if live else 0
+        keep = [i for i, r in enumerate(self.rows) if r.finish is None]
+        live, span = [self.rows[i] for i in keep], self._span(keep) if keep else 0
         budget, others = self.memory(self)
         avail, bpt = budget - others, self.bb.kv_bytes_per_token
         n = len(rows)
