@@ -4,7 +4,8 @@
 //      from the offsets of this iteration's consumer group, which the previous update set
 //   2. keep this (run, iteration, policy), each sample id once; join tokens to scores by sample id
 //   3. group-relative advantages per (problem, turn, agent) group
-//   4. the engine steps the policy and saves a checkpoint (idempotent by policy version)
+//   4. the engine steps the policy and saves a checkpoint (idempotent by policy version), then
+//      removes the versions the run's retention (checkpoints.keep_last, keep_every) lets go
 //   5. publish which samples it consumed (SamplesConsumed, with their advantages)
 //   6. only then set the next iteration's group to where this read ended
 // With replicas (placement.<base>.replicas > 1) every replica runs this activity for the same step,
@@ -35,6 +36,8 @@ export interface UpdateInput {
   /** How many scored samples the iteration's episodes published for this policy. */
   expectedSamples: number;
   update: RunConfig['update'];
+  /** Which checkpoint versions stay on disk (absent in updates scheduled before retention existed: all). */
+  checkpoints?: RunConfig['checkpoints'];
   /** One replica's part in a data-parallel step; `group` is new for every attempt of the step. */
   replica?: { rank: number; world: number; group: string };
 }
@@ -46,6 +49,8 @@ export interface UpdateSummary {
   groups: number;
   replayed: boolean;
   checkpoint: string;
+  /** The policy's versions on disk after this update, when a retention (checkpoints.keep_last) is set. */
+  keptVersions?: number[];
   metrics: Record<string, number>;
   /** A step over replicas: their count and the checksum of the weights they all hold after it. */
   replicas?: { count: number; checksum: string };
@@ -105,6 +110,8 @@ export function createUpdateActivities(deps: EngineDeps & { kafka: Kafka; produc
         ppo_mini_batch_size: input.update.ppo_mini_batch_size,
         ppo_epochs: input.update.ppo_epochs,
         checkpoint_root: checkpointRoot(policy, deps.dataDir),
+        keep_last: input.checkpoints?.keep_last ?? null,
+        keep_every: input.checkpoints?.keep_every ?? null,
       }).catch((err) => {
         // Replicas whose weights differ after the same step: retrying cannot make them agree.
         throw err instanceof EngineError && err.type === 'ReplicaMismatch' ? ApplicationFailure.nonRetryable(err.message, err.type) : err;
@@ -135,6 +142,7 @@ export function createUpdateActivities(deps: EngineDeps & { kafka: Kafka; produc
         groups: new Set(trained.map((s) => s.groupKey)).size,
         replayed: result.replayed,
         checkpoint: result.checkpoint,
+        ...(result.kept_versions ? { keptVersions: result.kept_versions } : {}),
         ...(result.replicas && result.checksum ? { replicas: { count: result.replicas, checksum: result.checksum } } : {}),
         // Metrics the engine did not compute this time (null) are left out.
         metrics: Object.fromEntries(

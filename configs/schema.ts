@@ -139,6 +139,20 @@ export const runConfigSchema = z
     // Where the run keeps its checkpoints (<data_dir>/runs/<run id>/checkpoints); relative
     // paths resolve against the project root. Unset: the policy worker's data folder.
     data_dir: z.string().optional(),
+    // Which versions of each policy's checkpoints stay on disk (every update writes one: a full
+    // model's weights and AdamW's two moments, 6 bytes per parameter in bf16). keep_last:
+    // the newest N (null: all); keep_every: also every version it divides (null: none). The newest is
+    // always kept: a fresh engine loads it, and a retried update replays its result from it.
+    checkpoints: z
+      .strictObject({
+        keep_last: z.number().int().min(1).nullable().default(null),
+        keep_every: z.number().int().min(1).nullable().default(null),
+      })
+      .refine((c) => c.keep_every === null || c.keep_last !== null, {
+        path: ['keep_every'],
+        message: 'keeps nothing extra while checkpoints.keep_last is null (every version is kept): set keep_last too',
+      })
+      .prefault({}),
     // Base model name -> which policy worker (task queue) and device serve it and its adapters.
     placement: z.record(z.string(), placementSchema).default({}),
     rollout: z

@@ -123,7 +123,16 @@ export type TandemEvent =
       advantages: Record<string, number | null>;
     }
   | ({ type: 'EvaluationFinished' } & EvaluationResult)
-  | { type: 'CheckpointSaved'; runId: string; iteration: number; policy: string; version: number; path: string }
+  | {
+      type: 'CheckpointSaved';
+      runId: string;
+      iteration: number;
+      policy: string;
+      version: number;
+      path: string;
+      /** The policy's versions still on disk once this one was written (checkpoints.keep_last set); absent: all. */
+      keptVersions?: number[];
+    }
   | {
       type: 'IterationFinished';
       runId: string;

@@ -133,6 +133,7 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
         fromVersion: state.versions[p.name],
         expectedSamples,
         update: cfg.update,
+        checkpoints: cfg.checkpoints,
       });
       state.versions[p.name] = upd.toVersion;
       state.updatesApplied++;
@@ -140,7 +141,7 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
       updates[p.name] = { toVersion: upd.toVersion, loss: upd.metrics.loss, samples: upd.samples, groups: upd.groups, tokens: upd.metrics.tokens };
       events.push(
         { type: 'UpdateApplied', runId, iteration: it, policy: p.name, fromVersion: upd.fromVersion, toVersion: upd.toVersion, samples: upd.samples, groups: upd.groups, replayed: upd.replayed, metrics: upd.metrics, ...(upd.replicas ? { replicas: upd.replicas } : {}) },
-        { type: 'CheckpointSaved', runId, iteration: it, policy: p.name, version: upd.toVersion, path: upd.checkpoint },
+        { type: 'CheckpointSaved', runId, iteration: it, policy: p.name, version: upd.toVersion, path: upd.checkpoint, ...(upd.keptVersions ? { keptVersions: upd.keptVersions } : {}) },
       );
     }
     return { updates, events };

@@ -111,6 +111,8 @@ export const checkpoints = pgTable('checkpoints', {
   version: integer('version').notNull(),
   iteration: integer('iteration').notNull(),
   path: text('path').notNull(),
+  /** Removed from disk by the run's retention (checkpoints.keep_last, keep_every). */
+  pruned: boolean('pruned').notNull().default(false),
 }, (t) => [primaryKey({ columns: [t.runId, t.policy, t.version] })]);
 
 export const iterations = pgTable('iterations', {

@@ -199,6 +199,8 @@ export interface UpdateResult {
   logprob_gap: number;
   lr: number;
   checkpoint: string;
+  /** The policy's versions on disk after the update's retention (keep_last set; its writer only). */
+  kept_versions?: number[];
   /** A step over replicas (the `distributed` field): their count and the checksum they agreed on. */
   replicas?: number;
   checksum?: string;

@@ -1,7 +1,7 @@
 // The projection: one event -> the read models. Called inside the transaction that appends the
 // event, and only when the append was new, so a re-delivered event changes nothing. Also used,
 // event by event in global order, by `tandem projector rebuild` (rebuild.ts).
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq, lt, notInArray, sql } from 'drizzle-orm';
 import type { NodePgDatabase } from 'drizzle-orm/node-postgres';
 import type { TandemEvent } from '../../domain/events.js';
 import { updateStream } from '../../domain/ids.js';
@@ -112,6 +112,13 @@ export async function project(tx: Tx, e: TandemEvent, stored: Stored): Promise<v
         .insert(checkpoints)
         .values({ runId: e.runId, policy: e.policy, version: e.version, iteration: e.iteration, path: e.path })
         .onConflictDoNothing();
+      if (e.keptVersions) {
+        // The versions before this one that the retention removed from disk.
+        await tx
+          .update(checkpoints)
+          .set({ pruned: true })
+          .where(and(eq(checkpoints.runId, e.runId), eq(checkpoints.policy, e.policy), lt(checkpoints.version, e.version), notInArray(checkpoints.version, e.keptVersions)));
+      }
       return;
     case 'IterationFinished':
       await tx

@@ -1,14 +1,15 @@
 // End to end on the real stack: `tandem train` runs 2 iterations of a tiny Plan-Path config
 // through Temporal (workflows + CPU and policy workers), Kafka (rollouts, trajectories,
-// events), the Python engine (generation, PPO update, checkpoint) and Postgres (projector).
+// events), the Python engine (generation, PPO update, checkpoint) and Postgres (projector);
+// with checkpoints.keep_last 1, only the newest checkpoint stays on disk.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { asc, eq } from 'drizzle-orm';
 import { rolloutOf, type TrajectoryRecord } from '../../activities/records.js';
-import { events, runs } from '../../infra/db/schema.js';
+import { checkpoints, events, runs } from '../../infra/db/schema.js';
 import { readBatch } from '../../infra/kafka/readBatch.js';
 import { TOPICS } from '../../infra/settings.js';
 import type { RunProgress } from '../../workflows/messages.js';
@@ -39,6 +40,7 @@ before(async () => {
       `training.train_sample_num=${K}`,
       'training.max_response_length=24',
       'env.max_turns=2',
+      'checkpoints.keep_last=1',
       '--id', runId, '--wait',
     ],
     { encoding: 'utf8', timeout: 600_000 },
@@ -54,7 +56,7 @@ test('the CLI starts the run, prints its id and one line per iteration', () => {
   assert.match(out, /^iteration 2\/2 .*shared_model v2 loss=/m);
 });
 
-test('two updates were applied and the latest checkpoint is on disk', () => {
+test('two updates were applied, and the latest checkpoint is the one on disk (checkpoints.keep_last 1)', () => {
   assert.equal(result.status, 'completed');
   assert.equal(result.updatesApplied, ITERATIONS);
   assert.deepEqual(result.versions, { shared_model: ITERATIONS });
@@ -62,6 +64,7 @@ test('two updates were applied and the latest checkpoint is on disk', () => {
   const state = JSON.parse(readFileSync(join(result.lastCheckpoint, 'state.json'), 'utf8'));
   assert.equal(state.version, ITERATIONS);
   assert.ok(existsSync(join(result.lastCheckpoint, 'model', 'config.json')) || existsSync(join(result.lastCheckpoint, 'config.json')));
+  assert.deepEqual(readdirSync(dirname(result.lastCheckpoint)), ['v000002'], 'v000001 removed once v000002 was written');
 });
 
 test('Kafka holds every scored sample once, in (problem, turn, agent) groups of size K, each with its tokens', async () => {
@@ -113,4 +116,6 @@ test("the run's events reach Postgres through the projector", async () => {
   const [run] = await pg.db.select().from(runs).where(eq(runs.runId, runId));
   assert.equal(run.status, 'completed');
   assert.equal(run.iterationsDone, ITERATIONS);
+  const saved = await pg.db.select().from(checkpoints).where(eq(checkpoints.runId, runId)).orderBy(asc(checkpoints.version));
+  assert.deepEqual(saved.map((c) => [c.version, c.pruned]), [[1, true], [2, false]]);
 });

@@ -1,6 +1,7 @@
 // The event store against the test stack's projector: idempotent appends under re-delivery,
 // the per-stream hash chain, the samples read model (advantages from SamplesConsumed, whichever
-// arrives first), and `projector rebuild` giving the read models the live projection gave.
+// arrives first), the checkpoints read model under a retention, and `projector rebuild` giving
+// the read models the live projection gave.
 import assert from 'node:assert/strict';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,7 +13,7 @@ import { migrate } from 'drizzle-orm/node-postgres/migrator';
 import pgDriver from 'pg';
 import { envelopes, type EventEnvelope, type TandemEvent } from '../../domain/events.js';
 import { episodeStream, runStream, updateStream } from '../../domain/ids.js';
-import { events, samples, streams } from '../../infra/db/schema.js';
+import { checkpoints, events, samples, streams } from '../../infra/db/schema.js';
 import { applyMigrations, ensureDatabase } from '../../infra/db/migrate.js';
 import { lazyProducer } from '../../infra/kafka/client.js';
 import { projectPath, TOPICS } from '../../infra/settings.js';
@@ -142,6 +143,22 @@ test('advantages reach the samples whichever stream is projected first, and rebu
   // The event table itself is untouched by a rebuild.
   const [{ n }] = (await pg.db.execute(sql`SELECT count(*)::int AS n FROM events WHERE stream = ${r.episode[0].stream}`)).rows as { n: number }[];
   assert.equal(n, r.episode.length);
+});
+
+test('checkpoint retention: a CheckpointSaved naming the versions left on disk marks the others of its policy pruned', { timeout: 120_000 }, async () => {
+  const runId = `es-retention-${Date.now()}`;
+  const saved = (version: number, policy: string, keptVersions?: number[]): TandemEvent => ({
+    type: 'CheckpointSaved', runId, iteration: version - 1, policy, version, path: `/tmp/${policy}/v${version}`, ...(keptVersions ? { keptVersions } : {}),
+  });
+  // keep_last 1, keep_every 2 for p; q keeps all (its events name no versions).
+  const run = envelopes(runStream(runId), 0, [saved(1, 'p', [1]), saved(1, 'q'), saved(2, 'p', [2]), saved(2, 'q'), saved(3, 'p', [2, 3]), saved(3, 'q')]);
+  await publish(run);
+  await eventually('the run projected', async () => ((await storedRows([run[0].stream])).length === run.length ? true : undefined), 120_000);
+  const rows = await pg.db.select().from(checkpoints).where(eq(checkpoints.runId, runId)).orderBy(asc(checkpoints.policy), asc(checkpoints.version));
+  assert.deepEqual(rows.map((c) => [c.policy, c.version, c.pruned]), [
+    ['p', 1, true], ['p', 2, false], ['p', 3, false],
+    ['q', 1, false], ['q', 2, false], ['q', 3, false],
+  ]);
 });
 
 test('the migrations apply to a database that holds events from before the hash chain', { timeout: 120_000 }, async () => {

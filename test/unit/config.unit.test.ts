@@ -228,6 +228,22 @@ test('training.truncation is error (the reference) or left, named by path when w
   assert.deepEqual(!bad.ok && bad.issues.map((i) => i.path), ['training.truncation']);
 });
 
+test('checkpoints: all kept by default; keep_last and keep_every checked and named by path', () => {
+  const ok = loadRunConfig(SKELETON);
+  assert.deepEqual(ok.ok && ok.config.checkpoints, { keep_last: null, keep_every: null });
+  const set = loadRunConfig(SKELETON, ['checkpoints.keep_last=2', 'checkpoints.keep_every=10']);
+  assert.deepEqual(set.ok && set.config.checkpoints, { keep_last: 2, keep_every: 10 });
+  for (const [overrides, path, message] of [
+    [['checkpoints.keep_last=0'], 'checkpoints.keep_last', />=1/],
+    [['checkpoints.keep_last=1', 'checkpoints.keep_every=0'], 'checkpoints.keep_every', />=1/],
+    [['checkpoints.keep_every=10'], 'checkpoints.keep_every', /keeps nothing extra while checkpoints\.keep_last is null/],
+  ] as const) {
+    const bad = loadRunConfig(SKELETON, [...overrides]);
+    assert.deepEqual(!bad.ok && bad.issues.map((i) => i.path), [path], overrides.join(' '));
+    assert.match(!bad.ok ? bad.issues[0].message : '', message);
+  }
+});
+
 test('configs that cannot learn are refused, naming the key', () => {
   const file = 'configs/planpath/planpath_L1_prompt.yaml';
   for (const algorithm of ['at_grpo', 'grpo']) {

@@ -193,6 +193,23 @@ test('an iteration: its episodes, then one update per trainable policy expecting
   assert.deepEqual(result.evaluations, []);
 });
 
+test('checkpoint retention: every update gets the config\'s checkpoints section, and each CheckpointSaved names the versions its update left on disk', async () => {
+  h.mocks.updatePolicy = async (input) => {
+    const done = await defaultMocks().updatePolicy(input);
+    // As the engine reports it: the newest keep_last versions, when a retention is set.
+    const keep = input.checkpoints?.keep_last;
+    return keep ? { ...done, keptVersions: Array.from({ length: Math.min(keep, done.toVersion) }, (_, i) => done.toVersion - i).reverse() } : done;
+  };
+  await (await startRun('run-retention', ['training.total_training_steps=3', 'checkpoints.keep_last=2'])).result();
+  assert.deepEqual(inputsOf(h.calls, 'updatePolicy').map((u) => u.checkpoints), [0, 1, 2].map(() => ({ keep_last: 2, keep_every: null })));
+  assert.deepEqual(eventsOf(h.calls, 'CheckpointSaved').map((e) => [e.version, e.keptVersions]), [[1, [1]], [2, [1, 2]], [3, [2, 3]]]);
+
+  h.reset();
+  await (await startRun('run-keep-all', ['training.total_training_steps=1'])).result();
+  assert.deepEqual(inputsOf(h.calls, 'updatePolicy').map((u) => u.checkpoints), [{ keep_last: null, keep_every: null }]);
+  assert.ok(eventsOf(h.calls, 'CheckpointSaved').every((e) => !('keptVersions' in e)), 'no retention: nothing said of other versions');
+});
+
 test("the run opens the episodes that start together in one go: their EpisodeStarted in one publish and their envs reset in one call, in the run's workflow task; each episode's first workflow task schedules its first turn", async () => {
   const runId = 'run-open';
   // Three episodes, two at a time: the first two open together, the third alone when a lane frees.

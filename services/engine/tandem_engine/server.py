@@ -310,10 +310,12 @@ class Engine:
         p = self.policy(field(req, "policy", str))
         from_version = field(req, "from_version", int)
         root = field(req, "checkpoint_root", str, p.checkpoint_root)
+        keep = retention(req)
+        spec = field(req, "distributed", dict, None)
         if p.version > from_version:
             recorded = p.recorded_result(from_version, root)
             if recorded is not None:
-                return {**recorded, "replayed": True}
+                return {**recorded, "replayed": True, **self._retain(root, keep, spec)}
         if p.version != from_version:
             raise EngineError("VersionMismatch", f"policy {p.key!r} is at version {p.version}, update is from {from_version}")
         if not root:
@@ -344,7 +346,6 @@ class Engine:
             raise EngineError("BadRequest", "need ppo_mini_batch_size >= 1 (or null: the whole batch) and ppo_epochs >= 1")
         if args["micro_batch_tokens"] < 1 or args["kl_coef"] < 0 or args["clip_low"] < 0 or args["clip_high"] < 0:
             raise EngineError("BadRequest", "need micro_batch_tokens >= 1, kl_coef >= 0, clip_low/clip_high >= 0")
-        spec = field(req, "distributed", dict, None)
         try:
             if spec is None:
                 result = p.update(samples, checkpoint_root=root, **args)
@@ -356,7 +357,29 @@ class Engine:
                 log(f"[engine] update of {p.key!r} failed after the optimizer step; unloading it")
                 self.unload({"policy": p.key})
             raise
-        return {**result, "replayed": False}
+        return {**result, "replayed": False, **self._retain(root, keep, spec)}
+
+    @staticmethod
+    def _retain(root: str, keep: tuple[int | None, int | None], spec: dict | None) -> dict:
+        """Applies the retention to the policy's checkpoints (their writer does: rank 0 of replicas),
+        also after a replayed update (the attempt that wrote it may have died before pruning).
+        -> the versions left on disk, when a retention is set."""
+        keep_last, keep_every = keep
+        if keep_last is None or (spec is not None and spec.get("rank") != 0):
+            return {}
+        try:
+            checkpoint.prune(root, keep_last, keep_every)
+        except OSError as e:  # the checkpoint is written: the next update tries again
+            log(f"[engine] pruning checkpoints under {root} failed: {e}")
+        return {"kept_versions": [v for v, _ in checkpoint.list_complete(root)]}
+
+
+def retention(req: dict) -> tuple[int | None, int | None]:
+    """(keep_last, keep_every) of an update: which checkpoint versions stay (checkpoint.prune)."""
+    keep_last, keep_every = field(req, "keep_last", int, None), field(req, "keep_every", int, None)
+    if (keep_last is not None and keep_last < 1) or (keep_every is not None and keep_every < 1):
+        raise EngineError("BadRequest", "keep_last and keep_every must be >= 1 (or null: keep all, none extra)")
+    return keep_last, keep_every
 
 
 SAMPLING = ("temperature", "top_p", "top_k", "min_p", "max_new_tokens", "stop", "ignore_eos")

@@ -97,3 +97,38 @@ def test_kind_mismatch_is_a_load_error(eng, tiny_model, tmp_path):
     resp = eng.call("load", policy="l", kind="lora", model_path=tiny_model, base="b", lora=LORA, optim=OPTIM,
                     checkpoint_root=str(root))
     assert resp["ok"] is False and resp["error"]["type"] == "LoadError" and str(root) in resp["error"]["message"]
+
+
+def test_retention_keeps_the_newest_and_every_nth_and_updates_stay_exactly_once(eng, tiny_model, tmp_path):
+    root = tmp_path / "ck"
+    eng.load_full("k", tiny_model, root, optim={**OPTIM, "lr": 1e-2})
+    s = eng.gen("k", TOOL_PROMPT, seed=3, max_new_tokens=6)[0]
+    keep = dict(keep_last=2, keep_every=3)
+    on_disk = lambda: sorted(p for p in os.listdir(root))  # noqa: E731
+    kept = []
+    for v in range(6):
+        if v == 4:  # a removal cut short by a crash: gone at the next prune
+            (root / ".pruned-v000002-99999").mkdir()
+        r = eng.update("k", v, [as_train(s, 1.0 if v % 2 else -1.0)], root, **keep)["result"]
+        kept.append(r["kept_versions"])
+    # The newest two, and the versions keep_every divides; the rest removed as the run went on.
+    assert kept == [[1], [1, 2], [2, 3], [3, 4], [3, 4, 5], [3, 5, 6]]
+    assert on_disk() == ["v000003", "v000005", "v000006"]
+
+    # Exactly-once with retention: the update into the newest version, retried in this engine and in
+    # a fresh one (its recorded result read from the newest checkpoint, which is always kept).
+    recorded = r
+    again = eng.update("k", 5, [as_train(s, 1.0)], root, **keep)["result"]
+    assert again["replayed"] and {**again, "replayed": False} == recorded
+    eng.ok("unload", policy="k")
+    assert eng.load_full("k", tiny_model, root)["version"] == 6
+    fresh = eng.update("k", 5, [as_train(s, 1.0)], root, **keep)["result"]
+    assert fresh["replayed"] and fresh["loss"] == recorded["loss"] and fresh["kept_versions"] == [3, 5, 6]
+
+    # Without a retention nothing is removed and nothing is reported.
+    r = eng.update("k", 6, [as_train(s, 1.0)], root)["result"]
+    assert "kept_versions" not in r and on_disk() == ["v000003", "v000005", "v000006", "v000007"]
+
+    for bad in (dict(keep_last=0), dict(keep_last=1, keep_every=0)):
+        resp = eng.update("k", 7, [as_train(s, 1.0)], root, **bad)
+        assert resp["ok"] is False and resp["error"]["type"] == "BadRequest" and "keep_last" in resp["error"]["message"]

@@ -163,7 +163,8 @@ def test_replicas_that_disagree_fail_loudly_and_save_nothing(eng, replicas, tiny
 def test_a_sharded_optimizer_takes_the_single_engine_steps(eng, replicas, tiny_model, tmp_path):
     """shard_optimizer: each replica keeps AdamW's state for its part of the weights (torch's
     ZeroRedundancyOptimizer); two steps equal one engine's, and the checkpoint is one AdamW state,
-    from which a replica that was loaded again takes the next step."""
+    from which a replica that was loaded again takes the next step. With a retention (keep_last),
+    rank 0 removes the older versions and says which are left."""
     samples = batch(eng, "full", tiny_model, tmp_path / "single")
     singles = [eng.update("p", v, samples, tmp_path / "single")["result"] for v in (0, 1)]
 
@@ -175,11 +176,13 @@ def test_a_sharded_optimizer_takes_the_single_engine_steps(eng, replicas, tiny_m
     def step(version):
         group = {"world_size": 2, "store": store, "group": f"sharded/v{version}", "timeout_s": 60, "shard_optimizer": True}
         ids = [send(c, "update", policy="p", from_version=version, samples=samples[4 * r: 4 * r + 4],
-                    checkpoint_root=str(shared), distributed={**group, "rank": r}, **UPDATE) for r, c in enumerate(replicas)]
+                    checkpoint_root=str(shared), distributed={**group, "rank": r}, keep_last=1, **UPDATE)
+               for r, c in enumerate(replicas)]
         done = [answer(c, i) for c, i in zip(replicas, ids)]
         assert all(d["ok"] for d in done), done
         r0, r1 = (d["result"] for d in done)
         assert r0["checksum"] == r1["checksum"]
+        assert r0["kept_versions"] == [version + 1] and "kept_versions" not in r1
         # Each holds a part of the optimizer state (whole tensors, assigned by size), together all of it.
         mb = [r0["optimizer_state_mb"], r1["optimizer_state_mb"]]
         assert sum(mb) == pytest.approx(singles[0]["optimizer_state_mb"]) and max(mb) < 0.75 * sum(mb), mb
@@ -194,6 +197,7 @@ def test_a_sharded_optimizer_takes_the_single_engine_steps(eng, replicas, tiny_m
     for got, want in zip((first, second), singles):
         for key in ("loss", "grad_norm", "lr"):
             assert got[key] == pytest.approx(want[key], rel=1e-5, abs=1e-7), key
+    assert sorted(os.listdir(shared)) == ["v000002"]
     a, b = weights(singles[1]["checkpoint"], "full"), weights(second["checkpoint"], "full")
     for k in a:
         torch.testing.assert_close(b[k], a[k], rtol=1e-4, atol=1e-5)

@@ -1,0 +1,1 @@
+ALTER TABLE "checkpoints" ADD COLUMN "pruned" boolean DEFAULT false NOT NULL;
