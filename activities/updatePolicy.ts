@@ -4,8 +4,9 @@
 //      from the offsets of this iteration's consumer group, which the previous update set
 //   2. keep this (run, iteration, policy), each sample id once; join tokens to scores by sample id
 //   3. group-relative advantages per (problem, turn, agent) group
-//   4. the engine steps the policy and saves a checkpoint (idempotent by policy version), then
-//      removes the versions the run's retention (checkpoints.keep_last, keep_every) lets go
+//   4. the engine steps the policy (its samples handed over as a file of flat arrays), saves a
+//      checkpoint (idempotent by policy version), then removes the versions the run's retention
+//      (checkpoints.keep_last, keep_every) lets go
 //   5. publish which samples it consumed (SamplesConsumed, with their advantages)
 //   6. only then set the next iteration's group to where this read ended
 // With replicas (placement.<base>.replicas > 1) every replica runs this activity for the same step,
@@ -15,7 +16,9 @@
 // This iteration's group never moves, so a retry (the worker died after step 6, or Temporal lost
 // the completion) reads the same samples again, the engine replays its recorded result, and the
 // event id of SamplesConsumed is the same: each iteration's samples go into exactly one update.
-import { ApplicationFailure, heartbeat } from '@temporalio/activity';
+import { mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { activityInfo, ApplicationFailure, heartbeat } from '@temporalio/activity';
 import type { Kafka } from 'kafkajs';
 import type { RunConfig } from '../configs/schema.js';
 import { groupAdvantages } from '../domain/atgrpo.js';
@@ -24,8 +27,9 @@ import { updateConsumerGroup, updateStream } from '../domain/ids.js';
 import { readBatch } from '../infra/kafka/readBatch.js';
 import { TOPICS } from '../infra/settings.js';
 import { EngineError, type UpdateResult } from '../infra/engine/client.js';
+import { writeSamplesFile } from '../infra/engine/samplesFile.js';
 import type { LazyProducer } from '../infra/kafka/client.js';
-import { checkpointRoot, ensurePolicy, type EngineDeps } from '../policy/activities.js';
+import { checkpointRoot, ensurePolicy, runFolder, type EngineDeps } from '../policy/activities.js';
 import { engineKey, type PolicyRef } from '../policy/ref.js';
 import { replicaShare, selectIterationSamples } from './iterationSamples.js';
 
@@ -84,22 +88,26 @@ export function createUpdateActivities(deps: EngineDeps & { kafka: Kafka; produc
       const replicas = policy.spec.replicas;
       if (replica && !replicas) throw ApplicationFailure.nonRetryable(`policy ${policy.spec.name} has no replicas, but this update is one replica's part of a step`, 'PlacementMismatch');
       const share = replica ? replicaShare(trained, (s) => tokens.get(s.sampleId)!.responseIds.length, replica.rank, replica.world) : trained;
+      // The samples go to the engine as a file of flat arrays (infra/engine/samplesFile.ts), next to
+      // the run's checkpoints; named per attempt, so that no other attempt's engine reads it half-written.
+      const folder = join(runFolder(policy.runId, policy.dataDir, deps.dataDir), 'update-samples');
+      const file = join(folder, `${policy.spec.name}-v${input.fromVersion}-r${replica?.rank ?? 0}-${process.pid}-a${activityInfo().attempt}.safetensors`);
+      await mkdir(folder, { recursive: true });
+      await writeSamplesFile(
+        file,
+        share.map((s) => {
+          const t = tokens.get(s.sampleId)!;
+          return { sample_id: s.sampleId, prompt_ids: t.promptIds, response_ids: t.responseIds, logprobs: t.logprobs, advantage: advantages.get(s.sampleId)! };
+        }),
+      );
+      heartbeat('samples written');
       const result = await deps.engine.request<UpdateResult>('update', {
         policy: engineKey(policy),
         from_version: input.fromVersion,
         ...(replica && replicas // (both or neither: checked above)
           ? { distributed: { rank: replica.rank, world_size: replica.world, store: replicas.rendezvous, group: replica.group, join_timeout_s: replicas.joinTimeoutS, timeout_s: replicas.timeoutS, shard_optimizer: replicas.shardOptimizer ?? false } }
           : {}),
-        samples: share.map((s) => {
-          const t = tokens.get(s.sampleId)!;
-          return {
-            sample_id: s.sampleId,
-            prompt_ids: t.promptIds,
-            response_ids: t.responseIds,
-            logprobs: t.logprobs,
-            advantage: advantages.get(s.sampleId)!,
-          };
-        }),
+        samples_file: file,
         clip_low: input.update.clip_low,
         clip_high: input.update.clip_high,
         dual_clip_c: input.update.dual_clip_c,
@@ -115,7 +123,7 @@ export function createUpdateActivities(deps: EngineDeps & { kafka: Kafka; produc
       }).catch((err) => {
         // Replicas whose weights differ after the same step: retrying cannot make them agree.
         throw err instanceof EngineError && err.type === 'ReplicaMismatch' ? ApplicationFailure.nonRetryable(err.message, err.type) : err;
-      });
+      }).finally(() => rm(file, { force: true }));
       // The checkpoint is on disk: record what it consumed, then let the offsets move past these records.
       // A retry after a crash here re-publishes the same event id, which the projector stores once.
       // With replicas, rank 0 alone records the step (the others hold the same result).

@@ -5,7 +5,7 @@
 // sample once, the retry replays the engine's recorded step, and both attempts publish the same
 // SamplesConsumed event.
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -21,6 +21,7 @@ import { lazyProducer } from '../../infra/kafka/client.js';
 import { readBatch } from '../../infra/kafka/readBatch.js';
 import { TOPICS } from '../../infra/settings.js';
 import { EngineClient } from '../../infra/engine/client.js';
+import { runFolder } from '../../policy/activities.js';
 import { policyRef } from '../../policy/ref.js';
 import { kafka } from '../support/stack.js';
 
@@ -98,6 +99,8 @@ test('retried turn, publish and update: each scored sample consumed once, one Sa
   assert.deepEqual([retry.fromVersion, retry.toVersion, retry.replayed], [0, 1, true], 'the retry replays the recorded step');
   assert.equal(first.samples, K);
   assert.equal(retry.samples, K);
+  // Each attempt handed its samples to the engine as a file, and removed it once answered.
+  assert.deepEqual(readdirSync(join(runFolder(runId, cfg.data_dir, deps.dataDir), 'update-samples')), []);
 
   const events = await readBatch(k, `check-${runId}`, [TOPICS.events]);
   const consumed = events.records

@@ -22,6 +22,7 @@ from .generation import Row, row_generator, sample_of
 from .models import Backbone
 from .policy import Policy, attach_adapter, detach_adapter
 from .replicas import StepGroup
+from .samples_file import read_samples
 from .ppo import LOSS_AGGS
 
 REQUIRED = object()
@@ -323,7 +324,7 @@ class Engine:
         if os.path.isfile(os.path.join(checkpoint.version_dir(root, from_version + 1), "state.json")):
             raise EngineError("VersionMismatch", f"{checkpoint.version_dir(root, from_version + 1)} already exists; "
                               "another writer got there first: unload and load the policy again")
-        samples = [check_sample(s, i, p.backbone.vocab_size) for i, s in enumerate(field(req, "samples", list))]
+        samples = update_samples(req, p.backbone.vocab_size)
         args = dict(
             clip_low=field(req, "clip_low", float, 0.2),
             clip_high=field(req, "clip_high", float, 0.2),
@@ -458,6 +459,17 @@ def parse_lora(o: dict) -> dict:
         raise EngineError("BadRequest", "lora: need rank >= 1, alpha > 0, 0 <= dropout < 1, "
                           "target_modules = 'all-linear' or a non-empty list of module names")
     return out
+
+
+def update_samples(req: dict, vocab_size: int) -> list[dict]:
+    """An update's samples: inline (`samples`), or from a file of flat arrays (`samples_file`,
+    samples_file.py), which a large iteration needs."""
+    path = field(req, "samples_file", str, None)
+    if path is None:
+        return [check_sample(s, i, vocab_size) for i, s in enumerate(field(req, "samples", list))]
+    if req.get("samples") is not None:
+        raise EngineError("BadRequest", "give samples or samples_file, not both")
+    return read_samples(path, vocab_size)
 
 
 def check_sample(s, i: int, vocab_size: int) -> dict:
