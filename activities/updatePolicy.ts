@@ -60,6 +60,22 @@ export interface UpdateSummary {
   replicas?: { count: number; checksum: string };
 }
 
+/**
+ * An engine error as the update's failure: replicas whose weights differ after the same step fail
+ * for good (retrying cannot make them agree); running out of device memory is retried (it may be
+ * another process's) with what would make the step smaller named.
+ */
+export function updateFailure(err: unknown): unknown {
+  if (!(err instanceof EngineError)) return err;
+  if (err.type === 'ReplicaMismatch') return ApplicationFailure.nonRetryable(err.message, err.type);
+  if (err.type === 'OutOfMemoryError')
+    return ApplicationFailure.retryable(
+      `${err.message} (the update's memory: set update.gradient_checkpointing: true for long samples, or lower update.micro_batch_tokens)`,
+      err.type,
+    );
+  return err;
+}
+
 export function createUpdateActivities(deps: EngineDeps & { kafka: Kafka; producer: LazyProducer }) {
   return {
     async updatePolicy(input: UpdateInput): Promise<UpdateSummary> {
@@ -115,14 +131,14 @@ export function createUpdateActivities(deps: EngineDeps & { kafka: Kafka; produc
         kl_coef: input.update.kl_coef,
         max_grad_norm: input.update.max_grad_norm,
         micro_batch_tokens: input.update.micro_batch_tokens,
+        gradient_checkpointing: input.update.gradient_checkpointing ?? false,
         ppo_mini_batch_size: input.update.ppo_mini_batch_size,
         ppo_epochs: input.update.ppo_epochs,
         checkpoint_root: checkpointRoot(policy, deps.dataDir),
         keep_last: input.checkpoints?.keep_last ?? null,
         keep_every: input.checkpoints?.keep_every ?? null,
       }).catch((err) => {
-        // Replicas whose weights differ after the same step: retrying cannot make them agree.
-        throw err instanceof EngineError && err.type === 'ReplicaMismatch' ? ApplicationFailure.nonRetryable(err.message, err.type) : err;
+        throw updateFailure(err);
       }).finally(() => rm(file, { force: true }));
       // The checkpoint is on disk: record what it consumed, then let the offsets move past these records.
       // A retry after a crash here re-publishes the same event id, which the projector stores once.

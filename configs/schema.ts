@@ -142,7 +142,9 @@ export const runConfigSchema = z
     // Which versions of each policy's checkpoints stay on disk (every update writes one: a full
     // model's weights and AdamW's two moments, 6 bytes per parameter in bf16). keep_last:
     // the newest N (null: all); keep_every: also every version it divides (null: none). The newest is
-    // always kept: a fresh engine loads it, and a retried update replays its result from it.
+    // always kept: a fresh engine loads it, and a retried update replays its result from it. (The
+    // reference's code_L2_lora.yaml keeps 3, verl's trainer.max_actor_ckpt_to_keep, of the
+    // checkpoints it writes every save_freq steps.)
     checkpoints: z
       .strictObject({
         keep_last: z.number().int().min(1).nullable().default(null),
@@ -188,6 +190,13 @@ export const runConfigSchema = z
         max_grad_norm: z.number().positive().default(1.0),
         // Micro-batches are packed up to this many tokens; gradients accumulate across them.
         micro_batch_tokens: z.number().int().min(1).default(4096),
+        // The gradient pass keeps each decoder layer's input only and runs the layer again in the
+        // backward pass, and makes the vocabulary-sized logits a chunk of positions at a time (the
+        // reference's enable_gradient_checkpointing, on there): what a long sample's update needs on
+        // a large model (docs/DEPLOYMENT.md). It costs about one more forward pass, and each sample
+        // runs its prompt on its own rather than once per group. Off: the faster pass, for short
+        // samples and small models.
+        gradient_checkpointing: z.boolean().default(false),
         // PPO (the reference's names): an update cuts one policy's samples of the iteration into
         // mini-batches of about ppo_mini_batch_size samples (over all its replicas) and takes one
         // optimizer step per mini-batch, ppo_epochs passes over them; the old log-probs are fixed

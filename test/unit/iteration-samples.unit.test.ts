@@ -1,10 +1,14 @@
 // The on-policy filter of updatePolicy: an update uses exactly its iteration's samples, each
-// once, and never a sample of another iteration, run, policy or version.
+// once, and never a sample of another iteration, run, policy or version. Also how its engine's
+// errors become the activity's failures.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { selectIterationSamples, type IterationWanted } from '../../activities/iterationSamples.js';
 import type { RolloutRecord, TrajectoryRecord } from '../../activities/records.js';
 import { TOPICS } from '../../infra/settings.js';
+import { ApplicationFailure } from '@temporalio/common';
+import { updateFailure } from '../../activities/updatePolicy.js';
+import { EngineError } from '../../infra/engine/client.js';
 
 const want: IterationWanted = { runId: 'r', policy: 'p', iteration: 3, fromVersion: 3, expected: 2 };
 
@@ -56,4 +60,14 @@ test('a partial iteration is retryable; a missing rollout or an off-policy sampl
   const offPolicy = selectIterationSamples([...sample('s1'), ...sample('s2', { policyVersion: 2 })], want);
   assert.deepEqual(offPolicy.ok ? null : [offPolicy.retryable, offPolicy.type], [false, 'OffPolicySample']);
   assert.match(offPolicy.ok ? '' : offPolicy.message, /s2 came from version 2/);
+});
+
+test("the update's engine errors: out of memory is retried and names the update's memory settings; replicas that disagree fail for good", () => {
+  const oom = updateFailure(new EngineError('OutOfMemoryError', 'CUDA out of memory. Tried to allocate 7.25 GiB'));
+  assert.ok(oom instanceof ApplicationFailure && !oom.nonRetryable && oom.type === 'OutOfMemoryError');
+  assert.match(oom.message, /^CUDA out of memory\. Tried to allocate 7\.25 GiB \(.*update\.gradient_checkpointing: true.*update\.micro_batch_tokens\)$/);
+  const mismatch = updateFailure(new EngineError('ReplicaMismatch', 'checksums differ'));
+  assert.ok(mismatch instanceof ApplicationFailure && mismatch.nonRetryable);
+  const other = new EngineError('EngineDied', 'gone');
+  assert.equal(updateFailure(other), other);
 });

@@ -13,9 +13,13 @@ import json
 import os
 
 import torch
+import torch.utils.checkpoint
 
 from .errors import EngineError
 from .kv_cache import kv_bytes_per_token
+
+# Response positions whose vocabulary-sized logits a checkpointed pass makes at once.
+LOGIT_CHUNK = 1024
 
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "vocab.json")  # vocab.json needs merges.txt too
 WEIGHT_PATTERNS = ("*.safetensors", "pytorch_model*.bin", "*.safetensors.index.json")
@@ -135,7 +139,8 @@ class Backbone:
         # The template already contains every special token it wants (bos etc.).
         return self.tokenizer(text, add_special_tokens=False)["input_ids"]
 
-    def logprobs(self, prompts: list[list[int]], responses: list[list[int]], model=None, entropy=False):
+    def logprobs(self, prompts: list[list[int]], responses: list[list[int]], model=None, entropy=False,
+                 checkpointing=False):
         """Teacher-forced log p(response_t | prompt, response_<t) under the plain softmax.
 
         Samples with the same prompt (the K candidates of a GRPO group) share one pass over it: the
@@ -145,9 +150,12 @@ class Backbone:
         once per group instead of once per sample.
         Returns (logp [B, Tr] float32, mask [B, Tr], entropy [B, Tr] or None); logp is
         differentiable w.r.t. the weights when grad is enabled. `model` defaults to self.model
-        (the reference model for a full policy's KL term is another one).
+        (the reference model for a full policy's KL term is another one). `checkpointing`: each
+        sample on its own with its memory bounded (_checkpointed_logprobs), for long sequences.
         """
         model = self.model if model is None else model
+        if checkpointing:
+            return self._checkpointed_logprobs(model, prompts, responses, entropy)
         groups: dict[tuple[int, ...], list[int]] = {}
         for i, p in enumerate(prompts):
             groups.setdefault(tuple(p), []).append(i)
@@ -162,6 +170,43 @@ class Backbone:
             mask[at, :T] = g_mask
             if entropy:
                 ent[at, :T] = g_ent
+        return logp, mask, ent
+
+    def _checkpointed_logprobs(self, model, prompts, responses, entropy: bool):
+        """logprobs() with a long sequence's memory bounded, for the gradient pass. Each decoder layer
+        keeps only its input and is run again in the backward pass (gradient checkpointing), and the
+        vocabulary-sized logits are made LOGIT_CHUNK positions at a time and made again likewise: a
+        sample keeps about (layers + 1) x hidden values per token instead of every layer's
+        activations and its [tokens, vocabulary] log-softmax. Each sample runs prompt + response on
+        its own (HF's checkpointed layers keep no cache to share a prompt through), so the prompt is
+        processed once per sample rather than once per group. The same values, to float rounding."""
+        hf = model.get_base_model() if hasattr(model, "get_base_model") else model
+        plain_head = not any(getattr(hf.config, k, None) for k in ("final_logit_softcapping", "logit_scale"))
+        B, Tr = len(prompts), max(len(r) for r in responses)
+        logp = torch.zeros((B, Tr), device=self.device)
+        mask = torch.zeros((B, Tr), device=self.device)
+        ent = torch.zeros((B, Tr), device=self.device) if entropy else None
+        hf.activation_checkpointing_enable(activation_checkpointing_kwargs={"use_reentrant": False})
+        try:
+            for i, (prompt, response) in enumerate(zip(prompts, responses)):
+                ids = torch.tensor([prompt + response[:-1]], device=self.device)
+                targets = torch.tensor(response, device=self.device)
+                P, R = len(prompt), len(response)
+                if plain_head:  # logits = lm_head(final hidden states), made chunk by chunk below
+                    hidden = hf.get_decoder()(input_ids=ids, use_cache=False).last_hidden_state[0, P - 1:]
+                    head = hf.get_output_embeddings()
+                else:  # a model that post-processes its logits: the whole [tokens, vocabulary] at once
+                    hidden, head = model(input_ids=ids, use_cache=False).logits[0, P - 1:], (lambda x: x)
+                for a in range(0, R, LOGIT_CHUNK):
+                    row_logp, row_ent = torch.utils.checkpoint.checkpoint(
+                        _token_logprobs, head, hidden[a:a + LOGIT_CHUNK], targets[a:a + LOGIT_CHUNK], entropy,
+                        use_reentrant=False)
+                    logp[i, a:a + len(row_logp)] = row_logp  # an in-place copy: the gradient flows through it
+                    if entropy:
+                        ent[i, a:a + len(row_ent)] = row_ent
+                mask[i, :R] = 1
+        finally:
+            hf.activation_checkpointing_disable()  # the backward pass reruns what the forward recorded
         return logp, mask, ent
 
     def _group_logprobs(self, model, prompt: list[int], responses: list[list[int]], entropy: bool):
@@ -188,3 +233,14 @@ class Backbone:
             with torch.no_grad():
                 ent = -(logp_all.exp() * logp_all).sum(-1) * mask
         return logp, mask, ent
+
+
+def _token_logprobs(head, hidden: torch.Tensor, targets: torch.Tensor, entropy: bool):
+    """log p(target) at each position from its final hidden state, and (no gradient) the entropy."""
+    logp_all = torch.log_softmax(head(hidden).float(), dim=-1)
+    logp = torch.gather(logp_all, -1, targets[:, None])[:, 0]
+    ent = None
+    if entropy:
+        with torch.no_grad():
+            ent = -(logp_all.exp() * logp_all).sum(-1)
+    return logp, ent

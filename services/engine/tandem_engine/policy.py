@@ -219,7 +219,7 @@ class Policy:
 
     def update(self, samples, clip_low, clip_high, dual_clip_c, loss_agg, kl_coef, max_grad_norm,
                micro_batch_tokens, old_logprobs, checkpoint_root, group=None, mini_batch_size=None,
-               epochs=1) -> dict:
+               epochs=1, gradient_checkpointing=False) -> dict:
         """PPO on `samples`: `epochs` passes over them, in mini-batches of about `mini_batch_size`
         samples (None: all of them), one optimizer step per mini-batch (the reference's
         ppo_mini_batch_size and ppo_epochs), then one checkpoint: a version counts updates, not
@@ -254,7 +254,7 @@ class Policy:
             for mb in mini_batches:
                 norm, st = self._step(mb, group, stepper, old, micro_batch_tokens, max_grad_norm,
                                       dict(clip_low=clip_low, clip_high=clip_high, dual_clip_c=dual_clip_c,
-                                           loss_agg=loss_agg, kl_coef=kl_coef))
+                                           loss_agg=loss_agg, kl_coef=kl_coef), gradient_checkpointing)
                 if norm is not None:
                     norms.append(norm)
                 for k in sums:
@@ -329,8 +329,9 @@ class Policy:
                     out[id(x)] = row[: len(x["response_ids"])]
         return out
 
-    def _step(self, samples, group, stepper, old, micro_batch_tokens, max_grad_norm, loss_args):
-        """One optimizer step on one mini-batch (this replica's part of it, with a group).
+    def _step(self, samples, group, stepper, old, micro_batch_tokens, max_grad_norm, loss_args, checkpointing=False):
+        """One optimizer step on one mini-batch (this replica's part of it, with a group); with
+        `checkpointing`, the gradient pass bounds each sample's memory (Backbone.logprobs).
         -> (the gradient norm, or None if no step was taken; the step's statistics, token sums)."""
         model, opt = self.backbone.model, self.optimizer
         n_tokens, n_seqs = self._batch_counts(samples, group)
@@ -341,7 +342,7 @@ class Policy:
             with self.rng_scope():
                 for mb in pack(samples, micro_batch_tokens):
                     prompts, responses = [x["prompt_ids"] for x in mb], [x["response_ids"] for x in mb]
-                    new_logp, mask, ent = self.backbone.logprobs(prompts, responses, entropy=True)
+                    new_logp, mask, ent = self.backbone.logprobs(prompts, responses, entropy=True, checkpointing=checkpointing)
                     width = new_logp.shape[1]
                     rollout = pad_rows([x["logprobs"] for x in mb], width).to(self.device)
                     before = new_logp.detach() if old is None else pad_rows([old[id(x)] for x in mb], width).to(self.device)

@@ -336,6 +336,7 @@ class Engine:
             old_logprobs=field(req, "old_logprobs", str, "recompute"),
             mini_batch_size=field(req, "ppo_mini_batch_size", int, None),
             epochs=field(req, "ppo_epochs", int, 1),
+            gradient_checkpointing=field(req, "gradient_checkpointing", bool, False),
         )
         if args["loss_agg"] not in LOSS_AGGS:
             raise EngineError("BadRequest", f"loss_agg must be one of {list(LOSS_AGGS)}")

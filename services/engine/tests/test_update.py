@@ -174,3 +174,48 @@ def test_ppo_mini_batches_and_epochs(eng, tiny_model, tmp_path):
     for bad in (dict(ppo_mini_batch_size=0), dict(ppo_epochs=0)):
         resp = eng.update("ppo", 2, batch, root, **bad)
         assert resp["ok"] is False and "ppo_" in resp["error"]["message"], resp
+
+
+@pytest.mark.parametrize("kind", ["full", "lora"])
+def test_gradient_checkpointing_gives_the_same_logprobs_and_gradients(eng, tiny_model, tmp_path, kind, monkeypatch):
+    """gradient_checkpointing: each sample on its own, its layers and its logits (a few positions at
+    a time here) made again in the backward pass; the same log-probs, entropies and gradients as the
+    group-shared pass, to float rounding, and an update's step reports the same figures."""
+    import tandem_engine.models as models
+
+    monkeypatch.setattr(models, "LOGIT_CHUNK", 3)  # chunks of the responses' logits, and a ragged last one
+    load = eng.load_lora if kind == "lora" else eng.load_full
+    load("k", tiny_model, tmp_path / "k")
+    plan = eng.gen("k", PLAN_PROMPT, n=3, seed=1, max_new_tokens=10)
+    tool = eng.gen("k", TOOL_PROMPT, n=2, seed=2, max_new_tokens=7)
+    samples = [as_train(s, a, f"s{i}") for i, (s, a) in enumerate(zip(plan + tool, [1.0, -0.5, -0.5, 0.7, -0.7]))]
+
+    p = eng.engine.policies["k"]
+    params = [q for g in p.optimizer.param_groups for q in g["params"]]
+    weights = torch.tensor([s["advantage"] for s in samples])[:, None]
+    got = {}
+    p.backbone.model.train()
+    for checkpointing in (False, True):
+        for q in params:
+            q.grad = None
+        logp, mask, ent = p.backbone.logprobs([s["prompt_ids"] for s in samples], [s["response_ids"] for s in samples],
+                                              entropy=True, checkpointing=checkpointing)
+        (logp * mask * weights).sum().backward()
+        got[checkpointing] = (logp.detach(), mask, ent, [q.grad.clone() for q in params])
+    p.backbone.model.eval()
+    (logp0, mask0, ent0, grads0), (logp1, mask1, ent1, grads1) = got[False], got[True]
+    assert torch.equal(mask0, mask1)
+    torch.testing.assert_close(logp1, logp0, rtol=0, atol=2e-5)
+    torch.testing.assert_close(ent1, ent0, rtol=0, atol=2e-5)
+    for g0, g1 in zip(grads0, grads1):
+        torch.testing.assert_close(g1, g0, rtol=1e-4, atol=1e-5)
+
+    # An update's step (its figures are computed before the optimizer moves anything).
+    results = {}
+    for checkpointing in (False, True):  # one policy key: the same adapter initialisation both times
+        eng.ok("unload", policy="k")
+        load("k", tiny_model, tmp_path / str(checkpointing), optim={**OPTIM, "lr": 1e-2})
+        results[checkpointing] = eng.update("k", 0, samples, tmp_path / str(checkpointing), kl_coef=0.05,
+                                            gradient_checkpointing=checkpointing)["result"]
+    for key in ("loss", "pg_loss", "kl", "entropy", "grad_norm", "logprob_gap"):
+        assert results[True][key] == pytest.approx(results[False][key], rel=1e-5, abs=1e-6), key
