@@ -15,24 +15,12 @@ peak is also given per token, layer and hidden unit, the figure that carries ove
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import subprocess
-import sys
 import tempfile
 import time
 
 import engine_common as ec
 
 VARIANTS = {"plain": False, "checkpointing": True}
-
-
-def status_mb(field: str) -> float:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(field + ":"):
-                return int(line.split()[1]) / 1024  # kB -> MiB
-    raise KeyError(field)
 
 
 def child(variant: str, path: str, args) -> dict:
@@ -51,12 +39,12 @@ def child(variant: str, path: str, args) -> dict:
     ec.call(eng, "update", from_version=0, **update)
     with open("/proc/self/clear_refs", "w") as f:
         f.write("5")  # resets VmHWM to the current RSS
-    before = status_mb("VmRSS")
+    before = ec.status_mb("VmRSS")
     t0 = time.perf_counter()
     ec.call(eng, "update", from_version=1, **update)
     seconds = time.perf_counter() - t0
     cfg = bb.model.config
-    return {"peak_mb": status_mb("VmHWM") - before, "seconds": seconds, "layers": cfg.num_hidden_layers,
+    return {"peak_mb": ec.status_mb("VmHWM") - before, "seconds": seconds, "layers": cfg.num_hidden_layers,
             "hidden": cfg.hidden_size, "vocab": cfg.vocab_size}
 
 
@@ -66,22 +54,16 @@ def main() -> None:
     ap.add_argument("--prompt", type=int, default=512)
     ap.add_argument("--response", type=int, default=1536)
     ap.add_argument("--samples", type=int, default=1)
-    ap.add_argument("--child", help=argparse.SUPPRESS)
-    ap.add_argument("--model", help=argparse.SUPPRESS)
-    args = ap.parse_args()
-    if args.child:
-        print(json.dumps(child(args.child, args.model, args)))
+    args = ec.parse_with_child(ap, child)
+    if args is None:
         return
 
     path, n_params, desc = ec.bench_model(args)
     runs = {}
     for v in VARIANTS:
-        cmd = [sys.executable, os.path.abspath(__file__), "--child", v, "--model", path, "--prompt", str(args.prompt),
-               "--response", str(args.response), "--samples", str(args.samples)]
         # Large buffers by mmap, returned on free: the peak is what the update held at once.
-        out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                             env={**os.environ, "MALLOC_MMAP_THRESHOLD_": str(2**20)})
-        runs[v] = json.loads(out.stdout.strip().splitlines()[-1])
+        runs[v] = ec.run_child(__file__, v, path, ["--prompt", str(args.prompt), "--response", str(args.response),
+                                                   "--samples", str(args.samples)], {"MALLOC_MMAP_THRESHOLD_": str(2**20)})
         print(v, runs[v], flush=True)
 
     tokens = args.samples * (args.prompt + args.response)

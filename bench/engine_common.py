@@ -7,6 +7,7 @@ project's own ChatML tokenizer (services/engine/make_tiny_model.py on the corpus
 
 from __future__ import annotations
 
+import argparse
 import atexit
 import json
 import os
@@ -14,6 +15,7 @@ import platform
 import re
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -268,3 +270,34 @@ def write_section(name: str, lines: list[str]) -> None:
         text = text.rstrip() + "\n\n" + body
     with open(RESULTS, "w") as f:
         f.write(text.rstrip() + "\n")
+
+
+# ---------------------------------------------------------------- one measurement per fresh process
+
+def status_mb(field: str) -> float:
+    """A /proc/self/status figure (VmHWM, VmRSS) in MiB."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024  # kB -> MiB
+    raise KeyError(field)
+
+
+def parse_with_child(ap, child):
+    """The benchmark's arguments. In the process run_child starts (hidden --child VARIANT --model
+    PATH), runs child(variant, path, args), prints its JSON result and returns None instead."""
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    ap.add_argument("--model", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if not args.child:
+        return args
+    print(json.dumps(child(args.child, args.model, args)))
+    return None
+
+
+def run_child(script: str, variant: str, path: str, argv: list[str], env: dict | None = None) -> dict:
+    """`script`'s child measurement of `variant` in a fresh Python process (memory peaks are per process)."""
+    cmd = [sys.executable, os.path.abspath(script), "--child", variant, "--model", path, *argv]
+    out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                         env={**os.environ, **(env or {})})
+    return json.loads(out.stdout.strip().splitlines()[-1])

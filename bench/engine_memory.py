@@ -18,12 +18,9 @@ Writes its section of bench/RESULTS.md.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import statistics
-import subprocess
-import sys
 import tempfile
 
 import engine_common as ec
@@ -35,14 +32,6 @@ SETTINGS = {  # name -> (kind, number of policies)
     "L2 x3": ("lora", 3),
     "L3 x2": ("full", 2),
 }
-
-
-def status_mb(field: str) -> float:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(field + ":"):
-                return int(line.split()[1]) / 1024  # kB -> MiB
-    raise KeyError(field)
 
 
 def child(setting: str, path: str, args) -> dict:
@@ -68,7 +57,7 @@ def child(setting: str, path: str, args) -> dict:
                        for j, ids in enumerate(prompt_ids)]
             ec.call(eng, "update", policy=key, from_version=0, samples=samples)
         trainable = sum(sum(x.numel() for x in p.trainable_parameters()) for p in eng.policies.values())
-        return {"hwm": status_mb("VmHWM"), "rss": status_mb("VmRSS"), "trainable": trainable}
+        return {"hwm": ec.status_mb("VmHWM"), "rss": ec.status_mb("VmRSS"), "trainable": trainable}
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
@@ -80,11 +69,8 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=4)
     ap.add_argument("--response", type=int, default=128)
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--child", help=argparse.SUPPRESS)
-    ap.add_argument("--model", help=argparse.SUPPRESS)
-    args = ap.parse_args()
-    if args.child:
-        print(json.dumps(child(args.child, args.model, args)))
+    args = ec.parse_with_child(ap, child)
+    if args is None:
         return
 
     path, n_params, desc = ec.bench_model(args)
@@ -95,11 +81,8 @@ def main() -> None:
     for _ in range(args.repeat):
         for s in SETTINGS:
             for v, env in variants.items():
-                cmd = [sys.executable, os.path.abspath(__file__), "--child", s, "--model", path, "--size", args.size,
-                       "--prompts", str(args.prompts), "--n", str(args.n), "--response", str(args.response)]
-                out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                                     env={**os.environ, **env})
-                runs[s, v].append(json.loads(out.stdout.strip().splitlines()[-1]))
+                runs[s, v].append(ec.run_child(__file__, s, path, ["--size", args.size, "--prompts", str(args.prompts),
+                                                                 "--n", str(args.n), "--response", str(args.response)], env))
                 print(s, v, runs[s, v][-1], flush=True)
 
     def col(s, v, k):
