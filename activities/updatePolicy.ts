@@ -109,37 +109,42 @@ export function createUpdateActivities(deps: EngineDeps & { kafka: Kafka; produc
       const folder = join(runFolder(policy.runId, policy.dataDir, deps.dataDir), 'update-samples');
       const file = join(folder, `${policy.spec.name}-v${input.fromVersion}-r${replica?.rank ?? 0}-${process.pid}-a${activityInfo().attempt}.safetensors`);
       await mkdir(folder, { recursive: true });
-      await writeSamplesFile(
-        file,
-        share.map((s) => {
-          const t = tokens.get(s.sampleId)!;
-          return { sample_id: s.sampleId, prompt_ids: t.promptIds, response_ids: t.responseIds, logprobs: t.logprobs, advantage: advantages.get(s.sampleId)! };
-        }),
-      );
-      heartbeat('samples written');
-      const result = await deps.engine.request<UpdateResult>('update', {
-        policy: engineKey(policy),
-        from_version: input.fromVersion,
-        ...(replica && replicas // (both or neither: checked above)
-          ? { distributed: { rank: replica.rank, world_size: replica.world, store: replicas.rendezvous, group: replica.group, join_timeout_s: replicas.joinTimeoutS, timeout_s: replicas.timeoutS, shard_optimizer: replicas.shardOptimizer ?? false } }
-          : {}),
-        samples_file: file,
-        clip_low: input.update.clip_low,
-        clip_high: input.update.clip_high,
-        dual_clip_c: input.update.dual_clip_c,
-        loss_agg: input.update.loss_agg,
-        kl_coef: input.update.kl_coef,
-        max_grad_norm: input.update.max_grad_norm,
-        micro_batch_tokens: input.update.micro_batch_tokens,
-        gradient_checkpointing: input.update.gradient_checkpointing ?? false,
-        ppo_mini_batch_size: input.update.ppo_mini_batch_size,
-        ppo_epochs: input.update.ppo_epochs,
-        checkpoint_root: checkpointRoot(policy, deps.dataDir),
-        keep_last: input.checkpoints?.keep_last ?? null,
-        keep_every: input.checkpoints?.keep_every ?? null,
-      }).catch((err) => {
-        throw updateFailure(err);
-      }).finally(() => rm(file, { force: true }));
+      let result: UpdateResult;
+      try {
+        await writeSamplesFile(
+          file,
+          share.map((s) => {
+            const t = tokens.get(s.sampleId)!;
+            return { sample_id: s.sampleId, prompt_ids: t.promptIds, response_ids: t.responseIds, logprobs: t.logprobs, advantage: advantages.get(s.sampleId)! };
+          }),
+        );
+        heartbeat('samples written');
+        result = await deps.engine.request<UpdateResult>('update', {
+          policy: engineKey(policy),
+          from_version: input.fromVersion,
+          ...(replica && replicas // (both or neither: checked above)
+            ? { distributed: { rank: replica.rank, world_size: replica.world, store: replicas.rendezvous, group: replica.group, join_timeout_s: replicas.joinTimeoutS, timeout_s: replicas.timeoutS, shard_optimizer: replicas.shardOptimizer ?? false } }
+            : {}),
+          samples_file: file,
+          clip_low: input.update.clip_low,
+          clip_high: input.update.clip_high,
+          dual_clip_c: input.update.dual_clip_c,
+          loss_agg: input.update.loss_agg,
+          kl_coef: input.update.kl_coef,
+          max_grad_norm: input.update.max_grad_norm,
+          micro_batch_tokens: input.update.micro_batch_tokens,
+          gradient_checkpointing: input.update.gradient_checkpointing ?? false,
+          ppo_mini_batch_size: input.update.ppo_mini_batch_size,
+          ppo_epochs: input.update.ppo_epochs,
+          checkpoint_root: checkpointRoot(policy, deps.dataDir),
+          keep_last: input.checkpoints?.keep_last ?? null,
+          keep_every: input.checkpoints?.keep_every ?? null,
+        }).catch((err) => {
+          throw updateFailure(err);
+        });
+      } finally {
+        await rm(file, { force: true });
+      }
       // The checkpoint is on disk: record what it consumed, then let the offsets move past these records.
       // A retry after a crash here re-publishes the same event id, which the projector stores once.
       // With replicas, rank 0 alone records the step (the others hold the same result).
