@@ -147,7 +147,8 @@ class Backbone:
         prompt runs once, its keys and values are repeated for the group's rows, and the responses run
         on top of them. The gradient flows back through the repeat into the prompt pass, so the result
         equals running each prompt + response row on its own, while the prompt tokens are processed
-        once per group instead of once per sample.
+        once per group instead of once per sample. The log-softmax over the vocabulary is made a chunk
+        of positions at a time (_logprobs_by_chunks), so that its float32 copy never exists whole.
         Returns (logp [B, Tr] float32, mask [B, Tr], entropy [B, Tr] or None); logp is
         differentiable w.r.t. the weights when grad is enabled. `model` defaults to self.model
         (the reference model for a full policy's KL term is another one). `checkpointing`: each
@@ -196,14 +197,11 @@ class Backbone:
                     hidden = hf.get_decoder()(input_ids=ids, use_cache=False).last_hidden_state[0, P - 1:]
                     head = hf.get_output_embeddings()
                 else:  # a model that post-processes its logits: the whole [tokens, vocabulary] at once
-                    hidden, head = model(input_ids=ids, use_cache=False).logits[0, P - 1:], (lambda x: x)
-                for a in range(0, R, LOGIT_CHUNK):
-                    row_logp, row_ent = torch.utils.checkpoint.checkpoint(
-                        _token_logprobs, head, hidden[a:a + LOGIT_CHUNK], targets[a:a + LOGIT_CHUNK], entropy,
-                        use_reentrant=False)
-                    logp[i, a:a + len(row_logp)] = row_logp  # an in-place copy: the gradient flows through it
-                    if entropy:
-                        ent[i, a:a + len(row_ent)] = row_ent
+                    hidden, head = model(input_ids=ids, use_cache=False).logits[0, P - 1:], _as_is
+                row_logp, row_ent = _logprobs_by_chunks(head, hidden, targets, entropy)
+                logp[i, :R] = row_logp  # an in-place copy: the gradient flows through it
+                if entropy:
+                    ent[i, :R] = row_ent
                 mask[i, :R] = 1
         finally:
             hf.activation_checkpointing_disable()  # the backward pass reruns what the forward recorded
@@ -213,30 +211,49 @@ class Backbone:
         """[n, T] log-probs, mask (and entropies) of n responses to one prompt, T the longest; 0 past a response's end."""
         n, T = len(responses), max(len(r) for r in responses)
         out = model(input_ids=torch.tensor([prompt], device=self.device), use_cache=True, logits_to_keep=1)
-        logits = out.logits[:, -1:].expand(n, 1, -1)  # the prompt's last position predicts response token 0
         targets = torch.full((n, T), self.pad_id, dtype=torch.long)
         mask = torch.zeros((n, T), dtype=torch.float32)
         for i, r in enumerate(responses):
             targets[i, : len(r)] = torch.tensor(r, dtype=torch.long)
             mask[i, : len(r)] = 1
+        targets, mask = targets.to(self.device), mask.to(self.device)
+        # The prompt's last position predicts response token 0.
+        lp, en = _logprobs_by_chunks(_as_is, out.logits[:, -1].expand(n, -1), targets[:, 0], entropy)
+        logps, ents = [lp[:, None]], [en[:, None]] if entropy else []
         if T > 1:
             # Response tokens 0..T-2 predict tokens 1..T-1; right padding, so a real token never sees a pad.
             cache = out.past_key_values
             cache.batch_repeat_interleave(n)
-            rest = model(input_ids=targets[:, :-1].to(self.device), past_key_values=cache, use_cache=True).logits
-            logits = torch.cat([logits, rest], dim=1)
-        mask = mask.to(self.device)
-        logp_all = torch.log_softmax(logits.float(), dim=-1)
-        logp = torch.gather(logp_all, -1, targets.to(self.device)[:, :, None])[:, :, 0] * mask
-        ent = None
-        if entropy:
-            with torch.no_grad():
-                ent = -(logp_all.exp() * logp_all).sum(-1) * mask
+            rest = model(input_ids=targets[:, :-1], past_key_values=cache, use_cache=True).logits
+            lp, en = _logprobs_by_chunks(_as_is, rest.reshape(n * (T - 1), -1), targets[:, 1:].reshape(-1), entropy)
+            logps.append(lp.view(n, T - 1))
+            if entropy:
+                ents.append(en.view(n, T - 1))
+        logp = torch.cat(logps, dim=1) * mask
+        ent = torch.cat(ents, dim=1) * mask if entropy else None
         return logp, mask, ent
 
 
+def _as_is(logits: torch.Tensor) -> torch.Tensor:
+    """The head of positions given as logits already."""
+    return logits
+
+
+def _logprobs_by_chunks(head, x: torch.Tensor, targets: torch.Tensor, entropy: bool):
+    """[N] log p(target) (and, without gradient, the entropies) of N positions, from their final
+    hidden states (`head` the output embedding) or their logits (`head` _as_is), LOGIT_CHUNK
+    positions at a time: the float32 log-softmax over the vocabulary exists for one chunk at once.
+    With gradient, each chunk is made again in the backward pass (checkpointed) rather than kept."""
+    parts = []
+    for a in range(0, x.shape[0], LOGIT_CHUNK):
+        args = (head, x[a:a + LOGIT_CHUNK], targets[a:a + LOGIT_CHUNK], entropy)
+        parts.append(torch.utils.checkpoint.checkpoint(_token_logprobs, *args, use_reentrant=False)
+                     if torch.is_grad_enabled() else _token_logprobs(*args))
+    return torch.cat([p[0] for p in parts]), torch.cat([p[1] for p in parts]) if entropy else None
+
+
 def _token_logprobs(head, hidden: torch.Tensor, targets: torch.Tensor, entropy: bool):
-    """log p(target) at each position from its final hidden state, and (no gradient) the entropy."""
+    """log p(target) at each position from its final hidden state (or logits), and (no gradient) the entropy."""
     logp_all = torch.log_softmax(head(hidden).float(), dim=-1)
     logp = torch.gather(logp_all, -1, targets[:, None])[:, 0]
     ent = None

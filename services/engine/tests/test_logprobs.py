@@ -1,8 +1,10 @@
 """Teacher-forced log-probs: samples sharing a prompt share one pass over it (models.Backbone.logprobs),
-and that gives the same values and the same gradient as running every sample on its own."""
+and that gives the same values and the same gradient as running every sample on its own; so does
+the checkpointed pass, and so do both with the vocabulary's log-softmax made in small chunks."""
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from conftest import PLAN_PROMPT, TOOL_PROMPT
@@ -35,11 +37,17 @@ def _grads(model, loss):
     return {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
 
 
-def test_shared_prompt_logprobs_and_gradient_equal_per_sample(eng, tiny_model, tmp_path):
+@pytest.mark.parametrize("chunk", [1024, 2])  # 2: a chunk splits a row, the last one is ragged
+@pytest.mark.parametrize("checkpointing", [False, True])
+def test_shared_prompt_logprobs_and_gradient_equal_per_sample(eng, tiny_model, tmp_path, monkeypatch, chunk, checkpointing):
+    import tandem_engine.models as models
+
+    monkeypatch.setattr(models, "LOGIT_CHUNK", chunk)
     eng.load_full("lp", tiny_model, tmp_path / "ck")
     bb = eng.engine.policies["lp"].backbone
+    bb.model.train()  # as in an update (HF checkpoints layers in training mode only); no dropout in this model
     prompts, responses = _rows(bb)
-    logp, mask, ent = bb.logprobs(prompts, responses, entropy=True)
+    logp, mask, ent = bb.logprobs(prompts, responses, entropy=True, checkpointing=checkpointing)
     ref = _one_by_one(bb.model, prompts, responses)
 
     assert logp.shape == mask.shape == ent.shape == (5, 7)
@@ -48,8 +56,9 @@ def test_shared_prompt_logprobs_and_gradient_equal_per_sample(eng, tiny_model, t
     assert (logp[mask == 0] == 0).all() and (ent[mask == 0] == 0).all() and (ent[mask == 1] > 0).all()
 
     weights = torch.linspace(0.5, 1.5, 5)[:, None]  # distinct per row, so a row mix-up changes the gradient
-    mine = _grads(bb.model, (bb.logprobs(prompts, responses)[0] * weights).sum())
+    mine = _grads(bb.model, (bb.logprobs(prompts, responses, checkpointing=checkpointing)[0] * weights).sum())
     theirs = _grads(bb.model, (_one_by_one(bb.model, prompts, responses) * weights).sum())
+    bb.model.eval()
     assert mine.keys() == theirs.keys() and len(mine) > 0
     for name in mine:
         assert torch.allclose(mine[name], theirs[name], atol=1e-5, rtol=1e-4), name
