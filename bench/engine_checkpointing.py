@@ -15,7 +15,6 @@ peak is also given per token, layer and hidden unit, the figure that carries ove
 from __future__ import annotations
 
 import argparse
-import tempfile
 import time
 
 import engine_common as ec
@@ -27,7 +26,7 @@ def child(variant: str, path: str, args) -> dict:
     import torch
 
     eng = ec.engine()
-    root = tempfile.mkdtemp(prefix="bench-ckpt-")
+    root = ec.tempdir("bench-ckpt-")  # its checkpoints (two versions of the model and AdamW) go at exit
     ec.call(eng, "load", policy="p", kind="full", model_path=path, optim=ec.OPTIM, checkpoint_root=root)
     bb = eng.policies["p"].backbone
     g = torch.Generator().manual_seed(0)
