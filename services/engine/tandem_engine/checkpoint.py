@@ -28,6 +28,8 @@ import time
 
 import torch
 
+from .errors import EngineError
+
 _VERSION_DIR = re.compile(r"^v(\d{6,})$")
 
 
@@ -62,16 +64,22 @@ def save(root: str, version: int, kind: str, write_weights, optimizer, scheduler
     os.makedirs(root, exist_ok=True)
     tmp = os.path.join(root, f".tmp-v{version:06d}-{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
-    os.makedirs(tmp)
-    write_weights(tmp)
-    torch.save(optimizer.state_dict(), os.path.join(tmp, "optimizer.pt"))
-    torch.save(scheduler.state_dict(), os.path.join(tmp, "scheduler.pt"))
-    torch.save(rng, os.path.join(tmp, "rng.pt"))
-    state = {"version": version, "kind": kind, "update_result": update_result, "created_at": time.time()}
-    with open(os.path.join(tmp, "state.json"), "w") as f:  # last: marks the folder complete
-        json.dump(state, f, indent=2)
-        f.flush()
-        os.fsync(f.fileno())
+    try:
+        os.makedirs(tmp)
+        write_weights(tmp)
+        torch.save(optimizer.state_dict(), os.path.join(tmp, "optimizer.pt"))
+        torch.save(scheduler.state_dict(), os.path.join(tmp, "scheduler.pt"))
+        torch.save(rng, os.path.join(tmp, "rng.pt"))
+        state = {"version": version, "kind": kind, "update_result": update_result, "created_at": time.time()}
+        with open(os.path.join(tmp, "state.json"), "w") as f:  # last: marks the folder complete
+            json.dump(state, f, indent=2)
+            f.flush()
+            os.fsync(f.fileno())
+    except (OSError, RuntimeError) as e:  # a full disk shows as either (torch's writer raises RuntimeError)
+        shutil.rmtree(tmp, ignore_errors=True)  # what was written of it: space the retry needs
+        free = shutil.disk_usage(root).free / 2**30
+        raise EngineError("CheckpointWriteFailed", f"writing checkpoint v{version} under {root} failed ({e}); "
+                          f"{free:.1f} GiB free on that disk") from e
     if os.path.isdir(final):  # an incomplete leftover (no state.json) from somebody else
         shutil.rmtree(final)
     os.rename(tmp, final)

@@ -132,3 +132,29 @@ def test_retention_keeps_the_newest_and_every_nth_and_updates_stay_exactly_once(
     for bad in (dict(keep_last=0), dict(keep_last=1, keep_every=0)):
         resp = eng.update("k", 7, [as_train(s, 1.0)], root, **bad)
         assert resp["ok"] is False and resp["error"]["type"] == "BadRequest" and "keep_last" in resp["error"]["message"]
+
+
+def test_a_checkpoint_that_cannot_be_written_fails_the_update_clearly_and_leaves_nothing(eng, tiny_model, tmp_path, monkeypatch):
+    """A full disk mid-checkpoint (torch's writer raises RuntimeError "unexpected pos"): the update
+    fails naming the checkpoint and the free space, its partial folder is gone, and the retry, after
+    the policy is loaded again, writes the version."""
+    import tandem_engine.checkpoint as checkpoint
+
+    root = tmp_path / "ck"
+    eng.load_full("w", tiny_model, root)
+    s = eng.gen("w", TOOL_PROMPT, seed=3, max_new_tokens=4)[0]
+    real_save = checkpoint.torch.save
+
+    def full_disk(obj, path, *a, **kw):
+        if str(path).endswith("optimizer.pt"):
+            raise RuntimeError("[enforce fail at inline_container.cc:664] . unexpected pos 290285248 vs 290285140")
+        return real_save(obj, path, *a, **kw)
+
+    monkeypatch.setattr(checkpoint.torch, "save", full_disk)
+    resp = eng.update("w", 0, [as_train(s, 1.0)], root)
+    assert resp["ok"] is False and resp["error"]["type"] == "CheckpointWriteFailed"
+    assert f"writing checkpoint v1 under {root} failed" in resp["error"]["message"] and "GiB free" in resp["error"]["message"]
+    assert os.listdir(root) == [], "no partial folder left"
+    monkeypatch.setattr(checkpoint.torch, "save", real_save)
+    assert eng.load_full("w", tiny_model, root)["version"] == 0  # the update had moved the weights: unloaded
+    assert eng.update("w", 0, [as_train(s, 1.0)], root)["ok"] and os.listdir(root) == ["v000001"]
