@@ -47,7 +47,10 @@ export function encodeSamples(samples: UpdateSample[]): Buffer[] {
   });
   const promptTokens = new Int32Array(promptLength);
   let at = 0;
-  for (const p of prompts) (promptTokens.set(p, at), (at += p.length));
+  for (const p of prompts) {
+    promptTokens.set(p, at);
+    at += p.length;
+  }
   const responseTokens = new Int32Array(responseLength);
   const logprobs = new Float32Array(responseLength);
   at = 0;

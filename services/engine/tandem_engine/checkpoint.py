@@ -86,28 +86,19 @@ def save(root: str, version: int, kind: str, write_weights, optimizer, scheduler
     return final
 
 
-def prune(root: str, keep_last: int | None, keep_every: int | None = None) -> list[int]:
-    """Removes the complete versions under `root` older than the newest `keep_last` (None: keeps
-    all), but for those whose number `keep_every` divides. -> the versions removed, oldest first.
-    The newest is always kept: a fresh engine loads from it, and a retried update replays the
-    result recorded in its state.json."""
+def prune(root: str, keep_last: int, keep_every: int | None = None) -> None:
+    """Removes the complete versions under `root` older than the newest `keep_last` (>= 1), but for
+    those whose number `keep_every` divides. The newest is always kept: a fresh engine loads from
+    it, and a retried update replays the result recorded in its state.json."""
     for name in os.listdir(root) if root and os.path.isdir(root) else []:
         if name.startswith(".pruned-"):  # a removal cut short
             shutil.rmtree(os.path.join(root, name), ignore_errors=True)
-    if keep_last is None:
-        return []
-    if keep_last < 1 or (keep_every is not None and keep_every < 1):
-        raise ValueError(f"keep_last and keep_every must be >= 1 (got {keep_last}, {keep_every})")
-    complete = list_complete(root)
-    removed = []
-    for version, folder in complete[:-keep_last]:
+    for version, folder in list_complete(root)[:-keep_last]:
         if keep_every is not None and version % keep_every == 0:
             continue
         doomed = os.path.join(root, f".pruned-v{version:06d}-{os.getpid()}")
         os.rename(folder, doomed)  # first out of sight of list_complete, then its files
         shutil.rmtree(doomed, ignore_errors=True)
-        removed.append(version)
-    return removed
 
 
 def load_torch(folder: str, name: str, device, mmap: bool = False):

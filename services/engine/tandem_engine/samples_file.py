@@ -77,7 +77,9 @@ def read_samples(path: str, vocab_size: int) -> list[dict]:
     samples = []
     for i, ((ps, pe), (rs, re), adv) in enumerate(zip(t["prompt_spans"].tolist(), t["response_spans"].tolist(),
                                                      t["advantages"].tolist())):
-        prompt = prompts.setdefault((ps, pe), prompt_tokens[ps:pe])
+        if (ps, pe) not in prompts:
+            prompts[ps, pe] = prompt_tokens[ps:pe]
+        prompt = prompts[ps, pe]
         samples.append({"sample_id": ids[i], "prompt_ids": prompt, "response_ids": response_tokens[rs:re],
                         "logprobs": logprobs[rs:re], "advantage": adv})
     return samples
