@@ -9,6 +9,9 @@
 //      (checkpoints.keep_last, keep_every) lets go
 //   5. publish which samples it consumed (SamplesConsumed, with their advantages)
 //   6. only then set the next iteration's group to where this read ended
+//   7. delete the previous iteration's groups (used by nothing now: its update had completed
+//      before this one was scheduled) and the records every consumer group has read past
+//      (infra/kafka/retention.ts), so that the topics hold about two iterations per live run
 // With replicas (placement.<base>.replicas > 1) every replica runs this activity for the same step,
 // on its own update queue: each reads the whole iteration (as a reader group of its own), trains on
 // its share of the groups, and the engines take the step together (tandem_engine/replicas.py);
@@ -18,14 +21,15 @@
 // event id of SamplesConsumed is the same: each iteration's samples go into exactly one update.
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { activityInfo, ApplicationFailure, heartbeat } from '@temporalio/activity';
+import { activityInfo, ApplicationFailure, heartbeat, log } from '@temporalio/activity';
 import type { Kafka } from 'kafkajs';
 import type { RunConfig } from '../configs/schema.js';
 import { groupAdvantages } from '../domain/atgrpo.js';
 import { envelopes } from '../domain/events.js';
-import { updateConsumerGroup, updateStream } from '../domain/ids.js';
+import { policyKey, updateConsumerGroup, updateGroupsOf, updateReaderGroup, updateStream } from '../domain/ids.js';
 import { readBatch } from '../infra/kafka/readBatch.js';
-import { TOPICS } from '../infra/settings.js';
+import { deleteGroups, trimTopics } from '../infra/kafka/retention.js';
+import { PROJECTOR_GROUP, TOPICS, UPDATE_TOPICS } from '../infra/settings.js';
 import { EngineError, type UpdateResult } from '../infra/engine/client.js';
 import { writeSamplesFile } from '../infra/engine/samplesFile.js';
 import type { LazyProducer } from '../infra/kafka/client.js';
@@ -76,6 +80,17 @@ export function updateFailure(err: unknown): unknown {
   return err;
 }
 
+/** Step 7 (`used`: the previous iteration's groups): best effort, since the update has done its work; what one trim leaves, the next takes. */
+async function trimKafka(kafka: Kafka, used: string[]): Promise<void> {
+  try {
+    await deleteGroups(kafka, used);
+    const trimmed = await trimTopics(kafka, Object.values(TOPICS), { [TOPICS.events]: PROJECTOR_GROUP });
+    log.info('kafka records deleted', { trimmed });
+  } catch (err) {
+    log.warn('kafka records not deleted', { error: err instanceof Error ? err.message : String(err) });
+  }
+}
+
 export function createUpdateActivities(deps: EngineDeps & { kafka: Kafka; producer: LazyProducer }) {
   return {
     async updatePolicy(input: UpdateInput): Promise<UpdateSummary> {
@@ -83,8 +98,9 @@ export function createUpdateActivities(deps: EngineDeps & { kafka: Kafka; produc
       await ensurePolicy(deps, policy);
       const group = (it: number) => updateConsumerGroup(policy.runId, policy.spec.name, it);
       const replica = input.replica;
-      const readAs = replica ? `${group(iteration)}.replica-${replica.rank}` : group(iteration);
-      const batch = await readBatch(deps.kafka, group(iteration), [TOPICS.trajectories, TOPICS.rollouts], readAs);
+      const readAs = replica ? updateReaderGroup(policy.runId, policy.spec.name, iteration, replica.rank) : group(iteration);
+      // Other runs' and policies' records are passed over by their key, undecoded.
+      const batch = await readBatch(deps.kafka, group(iteration), UPDATE_TOPICS, { readAs, key: policyKey(policy.runId, policy.spec.name) });
       heartbeat('read');
 
       const selected = selectIterationSamples(batch.records, {
@@ -163,6 +179,7 @@ export function createUpdateActivities(deps: EngineDeps & { kafka: Kafka; produc
         ]);
         await deps.producer.send(TOPICS.events, consumed.map((e) => ({ key: e.stream, value: JSON.stringify(e) })));
         await batch.commit(group(iteration + 1));
+        await trimKafka(deps.kafka, iteration > 0 ? updateGroupsOf(policy.runId, policy.spec.name, iteration - 1, replica?.world) : []);
       }
       return {
         fromVersion: input.fromVersion,

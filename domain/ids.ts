@@ -6,7 +6,7 @@
 //   sample         <episode>/t<turn>/<agent>/c<i>/a<attempt>   (scripted: .../c<i>/scripted)
 //   streams        run:<run>  episode:<episode>  eval:<evaluation>  update:<run>/<policy>/v<from>
 //   Kafka          record key <run>/<policy>; the update's consumer group per iteration
-//                  tandem-update.<run>.<policy>.it<i>
+//                  tandem-update.<run>.<policy>.it<i>, and per replica <that>.replica-<rank>
 // Pure: workflows, activities and services import it.
 
 /** A fresh run or on-demand evaluation id: `<prefix>-<UTC yyyymmddhhmmss>-<6 hex>` (the CLI's). */
@@ -36,6 +36,26 @@ export const updateStream = (runId: string, policy: string, fromVersion: number)
 export const policyKey = (runId: string, policy: string) => `${runId}/${policy}`;
 /** The consumer group whose offsets mark where iteration `iteration`'s update of a policy starts reading. */
 export const updateConsumerGroup = (runId: string, policy: string, iteration: number) => `tandem-update.${runId}.${policy}.it${iteration}`;
+/** A replica's reader group for that range: each replica reads all of it, as a group of its own. */
+export const updateReaderGroup = (runId: string, policy: string, iteration: number, rank: number) => `${updateConsumerGroup(runId, policy, iteration)}.replica-${rank}`;
+/**
+ * The run ids an update group's name can belong to: `tandem-update.<run>.<policy>.it<i>` (and
+ * `.replica-<r>`), split at each dot a run id and a policy name could meet at, since both may
+ * contain dots. None for a group that is not an update group.
+ */
+export function updateGroupRunIds(groupId: string): string[] {
+  const m = /^tandem-update\.(.+)\.it\d+(?:\.replica-\d+)?$/.exec(groupId);
+  if (!m) return [];
+  const runAndPolicy = m[1];
+  const ids: string[] = [];
+  for (let i = runAndPolicy.indexOf('.'); i > 0 && i < runAndPolicy.length - 1; i = runAndPolicy.indexOf('.', i + 1)) ids.push(runAndPolicy.slice(0, i));
+  return ids;
+}
+/** Every group iteration `iteration`'s update of a policy uses: its own, and a reader per replica when it has replicas. */
+export function updateGroupsOf(runId: string, policy: string, iteration: number, replicas = 1): string[] {
+  const readers = replicas > 1 ? Array.from({ length: replicas }, (_, rank) => updateReaderGroup(runId, policy, iteration, rank)) : [];
+  return [updateConsumerGroup(runId, policy, iteration), ...readers];
+}
 
 /** A stable 31-bit sampling seed per (episode, turn, agent) (FNV-1a of the three). */
 export function samplingSeed(episode: string, turn: number, agent: string): number {

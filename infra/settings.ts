@@ -64,6 +64,9 @@ export const TOPICS = {
   trajectories: 'tandem.trajectories',
 } as const;
 
+/** The topics an update reads its iteration from. */
+export const UPDATE_TOPICS: string[] = [TOPICS.trajectories, TOPICS.rollouts];
+
 /** The projector's consumer group on the events topic (its committed offsets say how far Postgres has got). */
 export const PROJECTOR_GROUP = 'tandem-projector';
 

@@ -138,7 +138,14 @@ function kafkaProperties(s: StackSettings, logDir: string): string {
     'transaction.state.log.min.isr=1',
     'group.initial.rebalance.delay.ms=0',
     'auto.create.topics.enable=false',
+    // Records go when every consumer group has read past them (infra/kafka/retention.ts), not by
+    // age; and a group's offsets are kept for ten years, not Kafka's 7 days, so that a run paused
+    // longer than a week still holds its iteration's records and finds them when it resumes.
     'log.retention.hours=-1',
+    'offsets.retention.minutes=5256000',
+    // A trim moves a partition's start; the broker removes the segments wholly below it at its next
+    // retention check (Kafka's default: every 5 minutes).
+    'log.retention.check.interval.ms=60000',
     `message.max.bytes=${MAX_RECORD_BYTES}`,
     '',
   ].join('\n');

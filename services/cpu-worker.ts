@@ -1,9 +1,10 @@
 // The CPU worker: runs the workflows (trainingRun, episode) and the CPU activities (env reset,
-// candidate scoring, publishing) on task queue `tandem-cpu`. Its Prometheus metrics are served at
+// candidate scoring, publishing, a run's update groups) on task queue `tandem-cpu`. Its Prometheus metrics are served at
 // http://127.0.0.1:<TANDEM_CPU_WORKER_METRICS_PORT>/metrics.
 import { Worker } from '@temporalio/worker';
 import { createEnvActivities } from '../activities/env.js';
 import { createPublishActivities } from '../activities/publish.js';
+import { createUpdateGroupActivities } from '../activities/updateGroups.js';
 import { lazyProducer, makeKafka } from '../infra/kafka/client.js';
 import { CPU_QUEUE, READY_LINE, stackSettings } from '../infra/settings.js';
 import { bundleWorkflows } from '../infra/temporal/bundle.js';
@@ -15,7 +16,8 @@ import { connectTemporal, startMetricsEndpoint } from './worker-common.js';
 
 const s = stackSettings();
 const metrics = createWorkerMetrics('cpu-worker');
-const producer = lazyProducer(makeKafka(s.kafkaBrokers, 'tandem-cpu-worker'));
+const kafka = makeKafka(s.kafkaBrokers, 'tandem-cpu-worker');
+const producer = lazyProducer(kafka);
 const worker = await Worker.create({
   connection: await connectTemporal(),
   namespace: s.namespace,
@@ -23,7 +25,7 @@ const worker = await Worker.create({
   workflowBundle: await bundleWorkflows(),
   dataConverter: tandemDataConverter(s.databaseUrl),
   interceptors: { activity: [heartbeatWhileRunning] },
-  activities: instrumentActivities({ ...createEnvActivities(), ...createPublishActivities(producer) }, metrics),
+  activities: instrumentActivities({ ...createEnvActivities(), ...createPublishActivities(producer), ...createUpdateGroupActivities(kafka) }, metrics),
   maxConcurrentActivityTaskExecutions: 4,
 });
 const metricsServer = await startMetricsEndpoint(s.cpuWorkerMetricsPort, metrics.registry);

@@ -163,9 +163,14 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
   };
   const valFreq = cfg.training.val_freq;
 
+  // The run's update groups in Kafka (activities/updateGroups.ts). patched: runs recorded before
+  // them replay without (their first update reads the topics from the start, as it did then).
+  const groupsOf = { runId, policies: policies.map((p) => ({ name: p.name, replicas: p.replicas?.count ?? 1 })) };
   if (!carried) {
     // Loading each policy first makes a bad model path fail the run at once, with its reason.
     for (const p of policies) state.versions[p.name] = await policyActivities(p.taskQueue).policyVersion(ref(p));
+    // Before any episode publishes: the first update reads from here.
+    if (policies.length > 0 && patched('update-groups-start-with-the-run')) await cpu.startUpdateGroups(groupsOf);
     await emit({ type: 'RunStarted', runId, config: cfg, totalIterations: total });
     if (valFreq > 0) await evaluateNow(0);
   }
@@ -204,6 +209,7 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
   // A stop that came during the last iteration changes nothing: the run did all it was asked.
   const reason = state.iteration < total ? 'stopped' : 'completed';
   await emit({ type: 'RunFinished', runId, iterations: state.iteration, reason });
+  if (policies.length > 0 && patched('update-groups-released-at-end')) await cpu.releaseUpdateGroups({ ...groupsOf, iterations: state.iteration });
   // The run's weights leave the engines; its checkpoints stay (an evaluation reloads the newest).
   // patched: runs recorded before this step existed replay without it.
   if (patched('release-policies-at-end')) {

@@ -1,6 +1,7 @@
 // Reading "everything published so far" from topics, for a consumer group: from the group's
 // committed offsets up to the high watermarks taken at the start. The caller commits the new
-// offsets only after it has durably used the records (see commit()).
+// offsets only after it has durably used the records (see commit()). A group made with
+// startAtEnd() reads only what came after it was made.
 import type { Kafka } from 'kafkajs';
 import { MAX_RECORD_BYTES } from '../settings.js';
 
@@ -16,12 +17,21 @@ export interface BatchRead {
   commit(toGroup?: string): Promise<void>;
 }
 
-/**
- * `readAs`: consume as this group instead, its offsets first set to where `groupId`'s are, so that
- * several readers (the replicas of a policy) can each read the same range at once: the members
- * of one group would split the partitions between them. `commit()` still sets `groupId`'s.
- */
-export async function readBatch(kafka: Kafka, groupId: string, topics: string[], readAs = groupId): Promise<BatchRead> {
+export interface ReadOptions {
+  /**
+   * Consume as this group instead, its offsets first set to where `groupId`'s are, so that several
+   * readers (the replicas of a policy) can each read the same range at once: the members of one
+   * group would split the partitions between them. `commit()` still sets `groupId`'s.
+   */
+  readAs?: string;
+  /** Keep only the records with this key; the others are passed over without being decoded. */
+  key?: string;
+}
+
+/** A group without offsets reads from the start of the topics (or from where they were trimmed). */
+export async function readBatch(kafka: Kafka, groupId: string, topics: string[], options: ReadOptions = {}): Promise<BatchRead> {
+  const readAs = options.readAs ?? groupId;
+  const key = options.key === undefined ? undefined : Buffer.from(options.key);
   const admin = kafka.admin();
   await admin.connect();
   try {
@@ -61,7 +71,7 @@ export async function readBatch(kafka: Kafka, groupId: string, topics: string[],
                 const end = ends.get(id)!;
                 for (const m of batch.messages) {
                   if (BigInt(m.offset) >= end) break;
-                  if (m.value) records.push({ topic: batch.topic, value: m.value.toString('utf8') });
+                  if (m.value && (!key || m.key?.equals(key))) records.push({ topic: batch.topic, value: m.value.toString('utf8') });
                   if (BigInt(m.offset) + 1n >= end) remaining.delete(id);
                 }
                 if (remaining.size === 0) resolve();
@@ -81,6 +91,27 @@ export async function readBatch(kafka: Kafka, groupId: string, topics: string[],
   } finally {
     await admin.disconnect();
   }
+}
+
+/**
+ * Gives `groupId` offsets at the topics' current ends, unless it has offsets already: it then reads
+ * only what is published from now on, however long the topics' history (a run's first update).
+ * Idempotent, so that a retried call leaves a group that has moved on where it is.
+ */
+export async function startAtEnd(kafka: Kafka, groupId: string, topics: string[]): Promise<void> {
+  const admin = kafka.admin();
+  await admin.connect();
+  const ends = new Map<string, bigint>();
+  try {
+    for (const topic of topics) {
+      const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] });
+      const has = new Set(committed.partitions.filter((p) => BigInt(p.offset) >= 0n).map((p) => p.partition));
+      for (const p of await admin.fetchTopicOffsets(topic)) if (!has.has(p.partition)) ends.set(`${topic}:${p.partition}`, BigInt(p.high));
+    }
+  } finally {
+    await admin.disconnect();
+  }
+  if (ends.size > 0) await setOffsets(kafka, groupId, [...new Set([...ends.keys()].map((id) => id.slice(0, id.lastIndexOf(':'))))], ends);
 }
 
 /**

@@ -9,6 +9,7 @@ import { registerConfig } from './config.js';
 import { registerDashboard } from './dashboard.js';
 import { registerEpisodes } from './episodes.js';
 import { registerEval } from './eval.js';
+import { registerKafka } from './kafka.js';
 import { registerLifecycle } from './lifecycle.js';
 import { registerProjector } from './projector.js';
 import { registerReplay } from './replay.js';
@@ -35,7 +36,7 @@ export function buildProgram(output?: Omit<OutputConfiguration, 'outputError'>):
     .usage('<command> [options]')
     .exitOverride(); // errors and help come back to runCli as CommanderErrors, for its exit codes
   if (output) program.configureOutput(output);
-  for (const register of [registerStack, registerConfig, registerTrain, registerEval, registerStatus, registerLifecycle, registerSandbox, registerReplay, registerReport, registerDashboard, registerEpisodes, registerProjector]) {
+  for (const register of [registerStack, registerConfig, registerTrain, registerEval, registerStatus, registerLifecycle, registerSandbox, registerReplay, registerReport, registerDashboard, registerEpisodes, registerProjector, registerKafka]) {
     register(program, act);
   }
   for (const cmd of allCommands(program)) {

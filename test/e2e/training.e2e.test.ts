@@ -1,7 +1,8 @@
 // End to end on the real stack: `tandem train` runs 2 iterations of a tiny Plan-Path config
 // through Temporal (workflows + CPU and policy workers), Kafka (rollouts, trajectories,
 // events), the Python engine (generation, PPO update, checkpoint) and Postgres (projector);
-// with checkpoints.keep_last 1, only the newest checkpoint stays on disk.
+// with checkpoints.keep_last 1, only the newest checkpoint stays on disk; the run's update groups
+// are gone from Kafka once it has finished.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -10,8 +11,9 @@ import { after, before, test } from 'node:test';
 import { asc, eq } from 'drizzle-orm';
 import { rolloutOf, type TrajectoryRecord } from '../../activities/records.js';
 import { checkpoints, events, runs } from '../../infra/db/schema.js';
-import { readBatch } from '../../infra/kafka/readBatch.js';
-import { TOPICS } from '../../infra/settings.js';
+import { readBatch, startAtEnd } from '../../infra/kafka/readBatch.js';
+import { deleteGroups } from '../../infra/kafka/retention.js';
+import { TOPICS, UPDATE_TOPICS } from '../../infra/settings.js';
 import type { RunProgress } from '../../workflows/messages.js';
 import { eventually } from '../support/eventually.js';
 import { database, kafka, temporal } from '../support/stack.js';
@@ -20,9 +22,12 @@ const K = 3;
 const ITERATIONS = 2;
 const EPISODES = 2;
 const runId = `e2e-${Date.now()}`;
+/** This test's reader of the run's records: made before the run, it holds them (infra/kafka/retention.ts). */
+const checkGroup = `e2e-check-${runId}`;
 const t = await temporal();
 const pg = database();
 after(async () => {
+  await deleteGroups(kafka(), [checkGroup]);
   await t.close();
   await pg.close();
 });
@@ -31,6 +36,7 @@ let cli: ReturnType<typeof spawnSync>;
 let result: RunProgress;
 
 before(async () => {
+  await startAtEnd(kafka(), checkGroup, UPDATE_TOPICS);
   cli = spawnSync(
     process.execPath,
     [
@@ -68,7 +74,7 @@ test('two updates were applied, and the latest checkpoint is the one on disk (ch
 });
 
 test('Kafka holds every scored sample once, in (problem, turn, agent) groups of size K, each with its tokens', async () => {
-  const read = await readBatch(kafka(), `e2e-check-${runId}`, [TOPICS.trajectories, TOPICS.rollouts]);
+  const read = await readBatch(kafka(), checkGroup, UPDATE_TOPICS);
   const scored = read.records.filter((r) => r.topic === TOPICS.trajectories).map((r) => JSON.parse(r.value) as TrajectoryRecord).filter((r) => r.runId === runId);
   const tokens = new Map(
     read.records.filter((r) => r.topic === TOPICS.rollouts).map((r) => rolloutOf(JSON.parse(r.value))).filter((r) => r.runId === runId).map((r) => [r.sampleId, r]),
@@ -96,6 +102,18 @@ test('Kafka holds every scored sample once, in (problem, turn, agent) groups of 
     assert.ok(tok, `rollout record for ${s.sampleId}`);
     assert.equal(tok.logprobs.length, tok.responseIds.length);
     assert.equal(tok.policyVersion, s.iteration, 'sampled from the version of its iteration (on-policy)');
+  }
+});
+
+test("the run's update groups are gone from Kafka once it has finished", async () => {
+  const admin = kafka().admin();
+  await admin.connect();
+  try {
+    const groups = (await admin.listGroups()).groups.map((g) => g.groupId);
+    assert.deepEqual(groups.filter((g) => g.startsWith(`tandem-update.${runId}.`)), []);
+    assert.ok(groups.includes(checkGroup), 'the listing sees groups');
+  } finally {
+    await admin.disconnect();
   }
 });
 

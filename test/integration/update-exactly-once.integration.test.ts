@@ -3,7 +3,8 @@
 // published twice (a retried publish), and the update run twice (a retry after it committed,
 // as when its worker dies or Temporal loses its completion). The update consumes each scored
 // sample once, the retry replays the engine's recorded step, and both attempts publish the same
-// SamplesConsumed event.
+// SamplesConsumed event. The update also deletes what every consumer group has read past
+// (infra/kafka/retention.ts): the retry still finds its iteration, which its group holds.
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,13 +13,15 @@ import { after, test } from 'node:test';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createAgentTurnActivities, type AgentTurnInput, type CandidateText } from '../../activities/agentTurn.js';
 import { createPublishActivities } from '../../activities/publish.js';
+import { createUpdateGroupActivities } from '../../activities/updateGroups.js';
 import type { TrajectoryRecord } from '../../activities/records.js';
 import { createUpdateActivities, type UpdateSummary } from '../../activities/updatePolicy.js';
 import { loadRunConfig } from '../../configs/load.js';
 import { policiesOf, trainable } from '../../policy/spec.js';
 import type { EventEnvelope } from '../../domain/events.js';
 import { lazyProducer } from '../../infra/kafka/client.js';
-import { readBatch } from '../../infra/kafka/readBatch.js';
+import { readBatch, startAtEnd } from '../../infra/kafka/readBatch.js';
+import { deleteGroups } from '../../infra/kafka/retention.js';
 import { TOPICS } from '../../infra/settings.js';
 import { EngineClient } from '../../infra/engine/client.js';
 import { runFolder } from '../../policy/activities.js';
@@ -47,6 +50,12 @@ test('retried turn, publish and update: each scored sample consumed once, one Sa
   const runId = `update-once-${Date.now()}`;
   const [spec] = trainable(policiesOf(cfg));
   const policy = policyRef(runId, spec, cfg);
+  // As the run does at its start: its first update reads from here; and this test's own reader of
+  // the events holds them from here (a group without offsets holds nothing).
+  const groups = createUpdateGroupActivities(k);
+  const runPolicies = { runId, policies: [{ name: spec.name, replicas: 1 }] };
+  await groups.startUpdateGroups(runPolicies);
+  await startAtEnd(k, `check-${runId}`, [TOPICS.events]);
   const turns = createAgentTurnActivities(deps);
   const episodeId = `${runId}/it0/ep0`;
   const turn: AgentTurnInput = {
@@ -112,4 +121,12 @@ test('retried turn, publish and update: each scored sample consumed once, one Sa
     assert.ok(e.event.type === 'SamplesConsumed');
     assert.deepEqual(Object.keys(e.event.advantages).sort(), samples.map((s) => s.sampleId).sort(), 'the scored samples, not attempt 1');
   }
+  // The run's end deletes its groups (iterations 0 and 1 here).
+  await groups.releaseUpdateGroups({ ...runPolicies, iterations: 1 });
+  await deleteGroups(k, [`check-${runId}`]);
+  const admin = k.admin();
+  await admin.connect();
+  const left = (await admin.listGroups()).groups.filter((g) => g.groupId.startsWith(`tandem-update.${runId}.`) || g.groupId === `check-${runId}`);
+  await admin.disconnect();
+  assert.deepEqual(left, []);
 });

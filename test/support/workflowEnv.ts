@@ -5,14 +5,15 @@
 //     cannot download a test server here. Its dev server has no time skipping, so workflow time
 //     is wall time; none of Tandem's workflows waits on a timer, so none is needed.
 //   - Workers: `tandem-cpu` (the workflows, and envReset, envResets, scoreCandidates, scriptedTurn,
-//     publishEvents, publishEpisode) and `tandem-policy-0` (policyVersion, agentTurn,
+//     publishEvents, publishEpisode, startUpdateGroups, releaseUpdateGroups) and `tandem-policy-0` (policyVersion, agentTurn,
 //     updatePolicy, releasePolicy), with the real activities' names, inputs and outputs; the same
 //     policy activities also on the update queues of two replicas (tandem-policy-0-r0, -r1).
 //   - The defaults: envReset(s) and scriptedTurn are the real activities (pure for an env without a
 //     dataset file); scoreCandidates scores with the env's own pure logic, but runs no program (a
 //     program the answer asks for "ran" and printed nothing); agentTurn answers K texts that name
 //     the candidate; policyVersion is 0; updatePolicy steps from `fromVersion` to the next
-//     version with the samples it was told to expect; publishing and releasing only record.
+//     version with the samples it was told to expect; publishing, releasing and the update groups
+//     only record.
 //   - Every call is recorded with its input and output, in the order the activities ran. A test
 //     replaces an activity's behaviour through `mocks` (reset() restores the defaults).
 import assert from 'node:assert/strict';
@@ -54,7 +55,7 @@ export interface ActivityCall<N extends ActivityName = ActivityName> {
 const POLICY_QUEUE = 'tandem-policy-0';
 /** The update queues of two replicas on it (placement.<base>.replicas=2; policy/spec.ts replicaQueue). */
 const REPLICA_QUEUES = [replicaQueue(POLICY_QUEUE, 0), replicaQueue(POLICY_QUEUE, 1)];
-const CPU_NAMES = ['envReset', 'envResets', 'scoreCandidates', 'scriptedTurn', 'publishEvents', 'publishEpisode'] as const;
+const CPU_NAMES = ['envReset', 'envResets', 'scoreCandidates', 'scriptedTurn', 'publishEvents', 'publishEpisode', 'startUpdateGroups', 'releaseUpdateGroups'] as const;
 const POLICY_NAMES = ['policyVersion', 'agentTurn', 'updatePolicy', 'releasePolicy'] as const;
 
 /** What a program "printed" in the unit tier: nothing (no sandbox here). */
@@ -73,6 +74,8 @@ export function defaultMocks(): Activities {
     },
     async publishEvents() {},
     async publishEpisode() {},
+    async startUpdateGroups() {},
+    async releaseUpdateGroups() {},
     async policyVersion() {
       return 0;
     },

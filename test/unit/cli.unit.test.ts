@@ -38,7 +38,7 @@ const minimal = (c: Command) => [
 
 test('the program has the commands the README and the project know', () => {
   const paths = leaves.map(label);
-  for (const p of ['tandem stack up', 'tandem config check', 'tandem train', 'tandem eval', 'tandem status', 'tandem pause', 'tandem resume', 'tandem stop', 'tandem sandbox run', 'tandem replay', 'tandem report', 'tandem dashboard', 'tandem episodes list', 'tandem episodes show', 'tandem episodes verify', 'tandem projector rebuild']) {
+  for (const p of ['tandem stack up', 'tandem config check', 'tandem train', 'tandem eval', 'tandem status', 'tandem pause', 'tandem resume', 'tandem stop', 'tandem sandbox run', 'tandem replay', 'tandem report', 'tandem dashboard', 'tandem episodes list', 'tandem episodes show', 'tandem episodes verify', 'tandem projector rebuild', 'tandem kafka groups', 'tandem kafka release']) {
     assert.ok(paths.includes(p), `${p} in ${paths.join(', ')}`);
   }
 });

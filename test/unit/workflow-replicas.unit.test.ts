@@ -40,6 +40,8 @@ test('each update is one step with a part on each replica, in one group per atte
   // One UpdateApplied per step, not per replica; the policy leaves both replicas at the end.
   assert.deepEqual(eventsOf(h.calls, 'UpdateApplied').map((e) => e.toVersion), [1, 2]);
   assert.deepEqual(callsOf(h.calls, 'releasePolicy').map((c) => c.queue).sort(), ['tandem-policy-0-r0', 'tandem-policy-0-r1']);
+  // The run's update groups know the replicas, whose reader groups they delete at the end.
+  assert.deepEqual(callsOf(h.calls, 'releaseUpdateGroups').map((c) => c.input), [{ runId: 'replicas-ok', policies: [{ name: 'shared_model', replicas: 2 }], iterations: 2 }]);
 });
 
 test('without replicas the update runs once, on the policy worker queue, as before', async () => {

@@ -170,10 +170,18 @@ test('an iteration: its episodes, then one update per trainable policy expecting
     });
   }
 
-  // The end: RunFinished, then every policy's weights leave the engine.
+  // The update groups: made before any episode publishes, at the run's start, for every trainable policy.
+  const groups = { runId, policies: policies.map((name) => ({ name, replicas: 1 })) };
+  assert.deepEqual(inputsOf(calls, 'startUpdateGroups'), [groups]);
+  const groupsStart = calls.findIndex((c) => c.name === 'startUpdateGroups');
+  assert.ok(groupsStart < calls.findIndex((c) => c.name === 'publishEpisode'), 'the groups start before the first episode publishes');
+  assert.ok(calls.slice(0, groupsStart).every((c) => c.name === 'policyVersion'), 'right after the policies are loaded');
+
+  // The end: RunFinished, then the run's update groups are deleted and every policy's weights leave the engine.
   assert.deepEqual(run.at(-1)!.event, { type: 'RunFinished', runId, iterations: 2, reason: 'completed' });
   const finishedAt = publishing(calls, 'RunFinished');
-  assert.deepEqual(calls.slice(finishedAt + 1).map((c) => c.name), ['releasePolicy', 'releasePolicy', 'releasePolicy']);
+  assert.deepEqual(calls.slice(finishedAt + 1).map((c) => c.name), ['releaseUpdateGroups', 'releasePolicy', 'releasePolicy', 'releasePolicy']);
+  assert.deepEqual(inputsOf(calls, 'releaseUpdateGroups'), [{ ...groups, iterations: 2 }], 'the groups of iterations 0 to 2 (the last update set the group of 2)');
   assert.deepEqual(inputsOf(calls, 'releasePolicy').map((r) => r.spec.name), policies);
   assert.equal(eventsOf(calls, 'EvaluationFinished').length, 0, 'val_freq 0: no evaluation');
 
@@ -517,7 +525,8 @@ test('a stop carried into a continued run ends it at once, where the carried sta
   assert.equal(result.iteration, 1);
   assert.deepEqual(result.versions, { shared_model: 1 });
   assert.equal(result.lastCheckpoint, '/mock/v1');
-  assert.deepEqual(h.calls.map((c) => c.name), ['publishEvents', 'releasePolicy'], 'no policy loaded again, no episode, no RunStarted');
+  assert.deepEqual(h.calls.map((c) => c.name), ['publishEvents', 'releaseUpdateGroups', 'releasePolicy'], 'no policy loaded again, no episode, no RunStarted');
+  assert.deepEqual(inputsOf(h.calls, 'releaseUpdateGroups'), [{ runId, policies: [{ name: 'shared_model', replicas: 1 }], iterations: 1 }]);
   assert.deepEqual(published(h.calls), [{ eventId: `run:${runId}#5`, stream: `run:${runId}`, position: 5, event: { type: 'RunFinished', runId, iterations: 1, reason: 'stopped' } }]);
 });
 
