@@ -4,7 +4,7 @@
 // worker. With val_freq > 0, an evaluation child (evaluate.ts) runs before training, after
 // every val_freq-th iteration and after the last. Signals pause, resume and stop it
 // (runLifecycle.ts); the progress query shows where it is. Continues as new when Temporal suggests it, carrying only RunState.
-import { ApplicationFailure, continueAsNew, executeChild, patched, setHandler, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, continueAsNew, executeChild, log, patched, setHandler, workflowInfo } from '@temporalio/workflow';
 import { policiesOf, trainable, workerQueues } from '../policy/spec.js';
 import { checkRunConfig } from '../configs/check.js';
 import { formatIssues } from '../configs/schema.js';
@@ -209,7 +209,11 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
   // A stop that came during the last iteration changes nothing: the run did all it was asked.
   const reason = state.iteration < total ? 'stopped' : 'completed';
   await emit({ type: 'RunFinished', runId, iterations: state.iteration, reason });
-  if (policies.length > 0 && patched('update-groups-released-at-end')) await cpu.releaseUpdateGroups({ ...groupsOf, iterations: state.iteration });
+  if (policies.length > 0 && patched('update-groups-released-at-end')) {
+    // The run's work is done whatever Kafka says: groups left behind are shown by `tandem kafka groups`
+    // and deleted by `tandem kafka release`.
+    await cpu.releaseUpdateGroups({ ...groupsOf, iterations: state.iteration }).catch((err) => log.warn('update groups not deleted', { error: String(err) }));
+  }
   // The run's weights leave the engines; its checkpoints stay (an evaluation reloads the newest).
   // patched: runs recorded before this step existed replay without it.
   if (patched('release-policies-at-end')) {

@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import kafkajs from 'kafkajs';
 import { lazyProducer } from '../../infra/kafka/client.js';
-import { readBatch } from '../../infra/kafka/readBatch.js';
+import { readBatch, startAtEnd } from '../../infra/kafka/readBatch.js';
+import { deleteGroups } from '../../infra/kafka/retention.js';
 import { TOPIC_PARTITIONS } from '../../infra/kafka/topics.js';
 import { MAX_RECORD_BYTES, TOPICS } from '../../infra/settings.js';
 import { kafka } from '../support/stack.js';
@@ -32,7 +33,8 @@ test('readBatch reads everything since the committed offsets, and only that afte
   const group = `test-readbatch-${Date.now()}`;
   const tag = `t${Date.now()}`;
   // Start the group at the current end, so other tests' records do not count.
-  await (await readBatch(k, group, [topic])).commit();
+  await startAtEnd(k, group, [topic]);
+  after(() => deleteGroups(k, [group]));
 
   const first = Array.from({ length: 7 }, (_, i) => ({ key: `k${i % 3}`, value: JSON.stringify({ tag, i }) }));
   await producer.send(topic, first);
@@ -68,7 +70,8 @@ test('record size limits are set explicitly: every topic takes MAX_RECORD_BYTES,
   }
   const topic = TOPICS.trajectories;
   const group = `test-big-${Date.now()}`;
-  await (await readBatch(k, group, [topic])).commit();
+  await startAtEnd(k, group, [topic]);
+  after(() => deleteGroups(k, [group]));
   const tag = `big${Date.now()}`;
   const value = JSON.stringify({ tag, pad: 'x'.repeat(3 * 1024 * 1024) });
   await producer.send(topic, [{ key: 'big', value }]);

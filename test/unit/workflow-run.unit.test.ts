@@ -530,6 +530,17 @@ test('a stop carried into a continued run ends it at once, where the carried sta
   assert.deepEqual(published(h.calls), [{ eventId: `run:${runId}#5`, stream: `run:${runId}`, position: 5, event: { type: 'RunFinished', runId, iterations: 1, reason: 'stopped' } }]);
 });
 
+test("a run whose update groups cannot be deleted at its end still completes, and its policies are released", async () => {
+  h.mocks.releaseUpdateGroups = async () => {
+    throw ApplicationFailure.nonRetryable('Kafka said no', 'KafkaJSDeleteGroupsError');
+  };
+  const handle = await startRun('run-groups-left', ['training.total_training_steps=1']);
+  const result = await handle.result();
+  assert.equal(result.status, 'completed');
+  assert.equal(inputsOf(h.calls, 'releaseUpdateGroups').length, 1);
+  assert.equal(inputsOf(h.calls, 'releasePolicy').length, 1, 'the weights still leave the engine');
+});
+
 // ------------------------------------------------------------------ started from the Temporal CLI
 
 function temporalStart(workflowId: string, input: string | Buffer): void {
