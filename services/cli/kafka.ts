@@ -3,9 +3,9 @@
 // topic has read past it (infra/kafka/retention.ts); a run's update groups are deleted at its end,
 // but not when it failed, was terminated, or ended before Tandem deleted them (runs started before
 // that), and such groups hold their runs' last iterations for good.
-import type { Client } from '@temporalio/client';
-import { WorkflowNotFoundError } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Command } from 'commander';
+import type { Kafka } from 'kafkajs';
 import { updateGroupRunIds } from '../../domain/ids.js';
 import { makeKafka } from '../../infra/kafka/client.js';
 import { deleteGroups, holdings, trimTopics, type Holding } from '../../infra/kafka/retention.js';
@@ -32,11 +32,13 @@ interface GroupRow extends Holding {
   runs?: Record<string, string>;
 }
 
+const cliKafka = () => makeKafka(stackSettings().kafkaBrokers, 'tandem-cli');
+
 /** Its run is running (also paused: a paused run is a running workflow) under any reading of its name. */
 const live = (row: GroupRow) => row.runs === undefined || Object.values(row.runs).some((s) => s === 'RUNNING');
 
-async function survey(client: Client): Promise<{ rows: GroupRow[]; records: Record<string, number> }> {
-  const { holdings: held, records } = await holdings(makeKafka(stackSettings().kafkaBrokers, 'tandem-cli'), Object.values(TOPICS));
+async function survey(kafka: Kafka, client: Client): Promise<{ rows: GroupRow[]; records: Record<string, number> }> {
+  const { holdings: held, records } = await holdings(kafka, Object.values(TOPICS));
   const status = new Map<string, string>();
   const statusOf = async (runId: string) => {
     if (!status.has(runId)) {
@@ -66,7 +68,7 @@ async function survey(client: Client): Promise<{ rows: GroupRow[]; records: Reco
 async function groups(opts: { json?: boolean }): Promise<number> {
   const client = await temporalClient();
   try {
-    const { rows, records } = await survey(client);
+    const { rows, records } = await survey(cliKafka(), client);
     if (opts.json) {
       printJson({ topics: records, groups: rows });
       return 0;
@@ -89,9 +91,9 @@ async function groups(opts: { json?: boolean }): Promise<number> {
 async function release(opts: { json?: boolean }): Promise<number> {
   const client = await temporalClient();
   try {
-    const { rows } = await survey(client);
+    const kafka = cliKafka();
+    const { rows } = await survey(kafka, client);
     const stale = [...new Set(rows.filter((r) => !live(r)).map((r) => r.groupId))].sort();
-    const kafka = makeKafka(stackSettings().kafkaBrokers, 'tandem-cli');
     await deleteGroups(kafka, stale);
     const trimmed = await trimTopics(kafka, Object.values(TOPICS), { [TOPICS.events]: PROJECTOR_GROUP });
     if (opts.json) printJson({ deleted: stale, trimmed });
