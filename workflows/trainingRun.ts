@@ -138,6 +138,9 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
       state.versions[p.name] = upd.toVersion;
       state.updatesApplied++;
       state.lastCheckpoint = upd.checkpoint;
+      // The query shows them together (progress.versions is state.versions itself).
+      progress.updatesApplied = state.updatesApplied;
+      progress.lastCheckpoint = state.lastCheckpoint;
       updates[p.name] = { toVersion: upd.toVersion, loss: upd.metrics.loss, samples: upd.samples, groups: upd.groups, tokens: upd.metrics.tokens };
       events.push(
         { type: 'UpdateApplied', runId, iteration: it, policy: p.name, fromVersion: upd.fromVersion, toVersion: upd.toVersion, samples: upd.samples, groups: upd.groups, replayed: upd.replayed, metrics: upd.metrics, ...(upd.replicas ? { replicas: upd.replicas } : {}) },

@@ -530,6 +530,21 @@ test('a stop carried into a continued run ends it at once, where the carried sta
   assert.deepEqual(published(h.calls), [{ eventId: `run:${runId}#5`, stream: `run:${runId}`, position: 5, event: { type: 'RunFinished', runId, iterations: 1, reason: 'stopped' } }]);
 });
 
+test('the progress query shows each update with its version, count and checkpoint together, while the iteration still closes', async () => {
+  // The iteration's closing events wait at a gate, after the update has returned.
+  const g = gate();
+  h.mocks.publishEvents = async (events) => {
+    if (events.some((e) => e.event.type === 'IterationFinished')) await g.pass();
+  };
+  const handle = await startRun('run-progress-together', ['training.total_training_steps=2']);
+  const p = await progressUntil(handle, 'the first update applied', (q) => q.versions.shared_model === 1);
+  assert.equal(p.updatesApplied, 1, 'the count with the version');
+  assert.equal(p.lastCheckpoint, `/mock/run-progress-together/shared_model/v1`);
+  assert.equal(p.iteration, 0, 'the iteration has not closed yet');
+  g.open();
+  assert.equal((await handle.result()).updatesApplied, 2);
+});
+
 test("a run whose update groups cannot be deleted at its end still completes, and its policies are released", async () => {
   h.mocks.releaseUpdateGroups = async () => {
     throw ApplicationFailure.nonRetryable('Kafka said no', 'KafkaJSDeleteGroupsError');
