@@ -11,10 +11,10 @@
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Kafka } from 'kafkajs';
 import { decodeReferencePayload, isReferencePayload } from '@temporalio/common/lib/internal-non-workflow/extstore-helpers';
 import { loadRunConfig } from '../configs/load.js';
-import { readBatch } from '../infra/kafka/readBatch.js';
+import { readBatch, startAtEnd } from '../infra/kafka/readBatch.js';
+import { deleteGroups } from '../infra/kafka/retention.js';
 import { makeKafka } from '../infra/kafka/client.js';
 import { CPU_QUEUE, projectPath, stackSettings, TOPICS } from '../infra/settings.js';
 import { temporalClient } from '../services/cli/temporal.js';
@@ -43,20 +43,6 @@ function enginePid(): number {
   throw new Error('no engine process under the policy worker');
 }
 const peakRssMb = () => Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${enginePid()}/status`, 'utf8'))![1]) / 1024;
-
-/** Moves a fresh consumer group to the end of each topic, so that reading it later yields only what comes after. */
-async function markEnd(kafka: Kafka, groupId: string, topics: string[]): Promise<void> {
-  const admin = kafka.admin();
-  await admin.connect();
-  try {
-    for (const topic of topics) {
-      const ends = await admin.fetchTopicOffsets(topic);
-      await admin.setOffsets({ groupId, topic, partitions: ends.map((p) => ({ partition: p.partition, offset: p.high })) });
-    }
-  } finally {
-    await admin.disconnect();
-  }
-}
 
 /** Bytes of every payload in a history, as stored and as it would be inline. */
 function historyPayloads(node: unknown, acc = { stored: 0, inline: 0, references: 0, largest: 0, largestInline: 0 }) {
@@ -99,7 +85,8 @@ for (const length of lengths) {
   if (!loaded.ok) throw new Error(JSON.stringify(loaded.issues));
   const runId = `bench-long-${length}-${Date.now()}`;
   const group = `${runId}-bytes`;
-  await markEnd(kafka, group, topics);
+  // This bench's reader, made before the run: it reads only what the run publishes, and holds it (infra/kafka/retention.ts).
+  await startAtEnd(kafka, group, topics);
   const t0 = Date.now();
   await client.workflow.execute(trainingRun, { taskQueue: CPU_QUEUE, workflowId: runId, args: [{ config: loaded.config }] });
   const wall = (Date.now() - t0) / 1000;
@@ -107,6 +94,7 @@ for (const length of lengths) {
   const { historySize } = await episode.describe();
   const payloads = historyPayloads(await episode.fetchHistory());
   const read = await readBatch(kafka, group, topics);
+  await deleteGroups(kafka, [group]);
   const bytes = Object.fromEntries(topics.map((t) => [t, read.records.filter((r) => r.topic === t).reduce((n, r) => n + Buffer.byteLength(r.value), 0)]));
   const update = read.records.filter((r) => r.topic === TOPICS.events).map((r) => JSON.parse(r.value).event).find((e) => e.type === 'UpdateApplied');
   console.log(
