@@ -11,7 +11,7 @@ import type { Kafka } from 'kafkajs';
 export type Trimmed = Record<string, number>;
 
 /** One group's committed offsets on one topic (-1: none on that partition). */
-export interface GroupOffsets {
+interface GroupOffsets {
   groupId: string;
   topic: string;
   offsets: Map<number, bigint>;
@@ -61,8 +61,10 @@ export async function trimTopics(kafka: Kafka, topics: string[], readers: Record
     for (const h of holders) {
       for (const [partition, offset] of h.offsets) {
         const id = `${h.topic}:${partition}`;
-        const at = offset < 0n ? marks.get(id)!.low : offset;
-        if (cuts.has(id) && at < cuts.get(id)!) cuts.set(id, at);
+        const m = marks.get(id);
+        if (!m) continue; // a partition added since the watermarks were taken: not trimmed this time
+        const at = offset < 0n ? m.low : offset;
+        if (at < cuts.get(id)!) cuts.set(id, at);
       }
     }
     const trimmed: Trimmed = {};
@@ -99,8 +101,8 @@ export async function holdings(kafka: Kafka, topics: string[]): Promise<{ holdin
       groupId: h.groupId,
       topic: h.topic,
       records: [...h.offsets].reduce((n, [partition, offset]) => {
-        const m = marks.get(`${h.topic}:${partition}`)!;
-        return n + Number(m.high - (offset < 0n || offset < m.low ? m.low : offset));
+        const m = marks.get(`${h.topic}:${partition}`);
+        return m ? n + Number(m.high - (offset < 0n || offset < m.low ? m.low : offset)) : n;
       }, 0),
     }));
     return { holdings: found, records };
