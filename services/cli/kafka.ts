@@ -32,6 +32,9 @@ interface GroupRow extends Holding {
   runs?: Record<string, string>;
 }
 
+/** Groups listed per topic in the text output, those holding the most first. */
+const SHOWN = 10;
+
 const cliKafka = () => makeKafka(stackSettings().kafkaBrokers, 'tandem-cli');
 
 /** Its run is running (also paused: a paused run is a running workflow) under any reading of its name. */
@@ -75,10 +78,13 @@ async function groups(opts: { json?: boolean }): Promise<number> {
     }
     for (const topic of Object.values(TOPICS)) {
       console.log(`${topic}: ${records[topic]} records`);
-      for (const r of rows.filter((x) => x.topic === topic).sort((a, b) => b.records - a.records)) {
+      // The group holding the most is the one the topic is trimmed to.
+      const holders = rows.filter((x) => x.topic === topic).sort((a, b) => b.records - a.records);
+      for (const r of holders.slice(0, SHOWN)) {
         const run = r.runs ? `  run ${Object.entries(r.runs).map(([id, s]) => `${id}: ${s.toLowerCase()}`).join(', ')}` : r.groupId === PROJECTOR_GROUP ? '  (the projector)' : '';
         console.log(`  ${r.groupId}  holds ${r.records}${run}`);
       }
+      if (holders.length > SHOWN) console.log(`  … and ${holders.length - SHOWN} more groups holding fewer (--json lists all)`);
     }
     const stale = new Set(rows.filter((r) => !live(r)).map((r) => r.groupId));
     if (stale.size > 0) console.log(`${stale.size} update group(s) of runs that are not running: \`tandem kafka release\` deletes them`);
