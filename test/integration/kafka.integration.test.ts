@@ -56,15 +56,18 @@ test('readBatch reads everything since the committed offsets, and only that afte
   assert.equal(read3.records.filter((r) => JSON.parse(r.value).tag === tag).length, 0);
 });
 
-test('record size limits are set explicitly: every topic takes MAX_RECORD_BYTES, and a 3 MB record (over Kafka’s 1 MB default) goes through and back', async () => {
+test('record size limits are set explicitly: every topic takes MAX_RECORD_BYTES and deletes nothing by age or size, and a 3 MB record (over Kafka’s 1 MB default) goes through and back', async () => {
   const admin = k.admin();
   await admin.connect();
   try {
     const { resources } = await admin.describeConfigs({
       includeSynonyms: false,
-      resources: Object.values(TOPICS).map((name) => ({ type: kafkajs.ConfigResourceTypes.TOPIC, name, configNames: ['max.message.bytes'] })),
+      resources: Object.values(TOPICS).map((name) => ({ type: kafkajs.ConfigResourceTypes.TOPIC, name, configNames: ['max.message.bytes', 'retention.ms', 'retention.bytes'] })),
     });
-    for (const r of resources) assert.equal(r.configEntries.find((e) => e.configName === 'max.message.bytes')?.configValue, String(MAX_RECORD_BYTES), r.resourceName);
+    for (const r of resources) {
+      const value = (name: string) => r.configEntries.find((e) => e.configName === name)?.configValue;
+      assert.deepEqual([value('max.message.bytes'), value('retention.ms'), value('retention.bytes')], [String(MAX_RECORD_BYTES), '-1', '-1'], r.resourceName);
+    }
   } finally {
     await admin.disconnect();
   }
