@@ -2,7 +2,7 @@
 // the reason, instead of failing on the first request.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -26,6 +26,7 @@ test('a folder that is not a model stops the worker with the reason', () => {
   const dir = mkdtempSync(join(tmpdir(), 'not-a-model-'));
   writeFileSync(join(dir, 'README.txt'), 'no weights here');
   const r = startWorker(dir);
+  rmSync(dir, { recursive: true, force: true });
   assert.equal(r.status, 1);
   assert.match(r.stderr, new RegExp(dir));
   assert.match(r.stderr, /config\.json/);
