@@ -111,7 +111,8 @@ export async function startAtEnd(kafka: Kafka, groupId: string, topics: string[]
   } finally {
     await admin.disconnect();
   }
-  if (ends.size > 0) await setOffsets(kafka, groupId, [...new Set([...ends.keys()].map((id) => id.slice(0, id.lastIndexOf(':'))))], ends);
+  // Only the partitions in `ends` are sought, so offsets a group already has stay as they are.
+  if (ends.size > 0) await setOffsets(kafka, groupId, topics, ends);
 }
 
 /**

@@ -69,10 +69,11 @@ export async function trimTopics(kafka: Kafka, topics: string[], readers: Record
     }
     const trimmed: Trimmed = {};
     for (const topic of topics) {
+      trimmed[topic] = 0;
       const required = readers[topic];
-      const unread = required !== undefined && !holders.some((h) => h.topic === topic && h.groupId === required);
+      if (required !== undefined && !holders.some((h) => h.topic === topic && h.groupId === required)) continue; // not read yet
       const partitions = [...marks]
-        .filter(([id, m]) => id.startsWith(`${topic}:`) && !unread && cuts.get(id)! > m.low)
+        .filter(([id, m]) => id.startsWith(`${topic}:`) && cuts.get(id)! > m.low)
         .map(([id, m]) => ({ partition: Number(id.slice(topic.length + 1)), offset: cuts.get(id)!, records: Number(cuts.get(id)! - m.low) }));
       if (partitions.length > 0) await admin.deleteTopicRecords({ topic, partitions: partitions.map((p) => ({ partition: p.partition, offset: p.offset.toString() })) });
       trimmed[topic] = partitions.reduce((n, p) => n + p.records, 0);
