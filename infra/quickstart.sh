@@ -6,6 +6,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 bash infra/setup.sh
+export PATH="$root/node_modules/.bin:$PATH"  # the project's Node and tools (infra/setup.sh)
 node bin/tandem.js stack up
 node bin/tandem.js train configs/planpath/planpath_L1_prompt.yaml training.total_training_steps=20 training.val_freq=10 \
   training.val_problems=128 training.validate_sample_num=2 --wait "$@"

