@@ -18,7 +18,7 @@ import { stackSettings } from '../../infra/settings.js';
 import { runFolder } from '../../policy/activities.js';
 import { temporalClient } from '../../services/cli/temporal.js';
 import { rolloutDirect, type RolloutFigures } from './direct.js';
-import { rolloutThroughStack } from './stack.js';
+import { rolloutThroughStack, stackNode } from './stack.js';
 
 const argv = process.argv.slice(2);
 const at = argv.indexOf('--config');
@@ -40,7 +40,7 @@ const f = (x: number, d = 1) => x.toFixed(d);
 
 const client = await temporalClient();
 const tps = (r: { generatedTokens: number; seconds: number }) => r.generatedTokens / r.seconds;
-console.log(`machine: ${cpus().length} x ${cpus()[0]?.model}; engine torch threads ${engineThreads('cpu') ?? '(torch default)'}`);
+console.log(`machine: ${cpus().length} x ${cpus()[0]?.model}; engine torch threads ${engineThreads('cpu') ?? '(torch default)'}; node ${process.version} (this process), ${stackNode()} (the stack's CPU worker)`);
 console.log(`config: ${file} ${overrides.join(' ')}; ${cfg.training.train_batch_size} problems, K ${cfg.training.train_sample_num}, max_response_length ${cfg.training.max_response_length}, episode_window ${cfg.rollout.episode_window ?? 'all'}`);
 
 /** One pair: the stack's run, then the same work in process; prints both and returns their ratio. */

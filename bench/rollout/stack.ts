@@ -4,7 +4,8 @@
 // policies before, and updates after): generated tokens (the policy worker's metrics), the engine's busy time (prefilling and
 // decoding), each process's CPU seconds (/proc), and from the episodes' histories the
 // orchestration latency per agent turn.
-import { readdirSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Client } from '@temporalio/client';
 import type { RunConfig } from '../../configs/schema.js';
@@ -22,6 +23,13 @@ export interface StackFigures extends RolloutFigures {
   dispatchMs: number[];
   /** Mean run time of one scoring (the CPU worker's metrics). */
   scoringMs: number;
+}
+
+/** The Node that runs the stack's CPU worker (a bench comparing Node versions must say which ran). */
+export function stackNode(): string {
+  const pid = stackProcesses()['cpu-worker'];
+  const exe = readlinkSync(`/proc/${pid}/exe`);
+  return execFileSync(exe, ['--version'], { encoding: 'utf8' }).trim();
 }
 
 /** The stack's processes by name (their pid files), plus the engine (the policy worker's child). */
