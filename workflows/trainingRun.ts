@@ -60,30 +60,24 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
   const runId = workflowInfo().workflowId;
   let phase: 'running' | 'updating' | 'evaluating' = 'running';
   let ended: 'completed' | 'stopped' | null = null;
-  const progress: RunProgress = {
+  // The episode counters of the iteration in progress; the rest of what the query shows is read
+  // from the run's state when asked, so that the figures it shows are always of one moment.
+  const episodes = { totalIterations: 0, episodesDone: 0, episodesInFlight: 0, episodesPerIteration: 0 };
+  const view = (status: RunProgress['status']): RunProgress => ({
     runId,
-    status: 'running',
+    status,
     iteration: state.iteration,
-    totalIterations: 0,
-    episodesDone: 0,
-    episodesInFlight: 0,
-    episodesPerIteration: 0,
+    ...episodes,
     versions: state.versions,
     updatesApplied: state.updatesApplied,
     lastCheckpoint: state.lastCheckpoint,
     recent: state.recent,
-    evaluations: state.evaluations,
-    iterationStartedAt: life.iterationStartedAt,
-    iterationPausedMs: 0,
-    pausedSince: null,
-  };
-  setHandler(progressQuery, () => ({
-    ...progress,
-    status: ended ?? (life.stopRequested ? 'stopping' : life.paused ? 'paused' : phase),
+    evaluations: state.evaluations!,
     iterationStartedAt: life.iterationStartedAt,
     iterationPausedMs: life.iterationPausedMs,
     pausedSince: life.pausedSince,
-  }));
+  });
+  setHandler(progressQuery, () => view(ended ?? (life.stopRequested ? 'stopping' : life.paused ? 'paused' : phase)));
 
   const parsed = checkRunConfig(input?.config);
   if (!parsed.ok) {
@@ -95,8 +89,8 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
   const batch = cfg.training.train_batch_size;
   const plan = (it: number) => planIteration(cfg.algorithm, cfg.training.seed, it, batch, cfg.training.train_sample_num);
   const ref = (spec: (typeof policies)[number]) => policyRef(runId, spec, cfg);
-  progress.totalIterations = total;
-  progress.episodesPerIteration = plan(0).length;
+  episodes.totalIterations = total;
+  episodes.episodesPerIteration = plan(0).length;
 
   const emit = async (...events: TandemEvent[]) => {
     await cpu.publishEvents(envelopes(runStream(runId), state.eventPosition, events));
@@ -112,10 +106,10 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
       const { problemSeed, candidates } = planned[j];
       const episodeId = episodeIdOf(runId, it, j);
       const input = await open({ runId, iteration: it, episodeId, problemSeed, candidates, config: cfg, versions: { ...state.versions } });
-      progress.episodesInFlight++;
+      episodes.episodesInFlight++;
       const summary = await executeChild(episode, { workflowId: episodeId, args: [input] });
-      progress.episodesInFlight--;
-      progress.episodesDone++;
+      episodes.episodesInFlight--;
+      episodes.episodesDone++;
       return summary;
     });
   };
@@ -138,9 +132,6 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
       state.versions[p.name] = upd.toVersion;
       state.updatesApplied++;
       state.lastCheckpoint = upd.checkpoint;
-      // The query shows them together (progress.versions is state.versions itself).
-      progress.updatesApplied = state.updatesApplied;
-      progress.lastCheckpoint = state.lastCheckpoint;
       updates[p.name] = { toVersion: upd.toVersion, loss: upd.metrics.loss, samples: upd.samples, groups: upd.groups, tokens: upd.metrics.tokens };
       events.push(
         { type: 'UpdateApplied', runId, iteration: it, policy: p.name, fromVersion: upd.fromVersion, toVersion: upd.toVersion, samples: upd.samples, groups: upd.groups, replayed: upd.replayed, metrics: upd.metrics, ...(upd.replicas ? { replicas: upd.replicas } : {}) },
@@ -161,7 +152,6 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
     });
     const point = { iteration: done, successRate: result.successRate, rewardByAgent: result.rewardByAgent };
     state.evaluations = [...state.evaluations!, point].slice(-RECENT_ITERATIONS);
-    progress.evaluations = state.evaluations;
     phase = 'running';
   };
   const valFreq = cfg.training.val_freq;
@@ -200,7 +190,7 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
     state.recent = [...state.recent, summary].slice(-RECENT_ITERATIONS);
     state.iteration = it + 1;
     phase = 'running';
-    Object.assign(progress, { iteration: state.iteration, episodesDone: 0, recent: state.recent, updatesApplied: state.updatesApplied, lastCheckpoint: state.lastCheckpoint });
+    episodes.episodesDone = 0;
     if (valFreq > 0 && (state.iteration % valFreq === 0 || state.iteration === total)) await evaluateNow(state.iteration);
 
     if (life.stopRequested) break;
@@ -223,5 +213,5 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
     for (const p of policies) for (const q of workerQueues(p)) await policyActivities(q).releasePolicy(ref(p));
   }
   ended = reason;
-  return { ...progress, status: reason, iterationStartedAt: life.iterationStartedAt, iterationPausedMs: life.iterationPausedMs, pausedSince: null };
+  return { ...view(reason), pausedSince: null };
 }
