@@ -41,5 +41,7 @@ test('a connection ended mid-transaction fails the transaction, and the process 
 test('without openPool the same event ends the process (what the test above guards against)', async () => {
   const { code, out } = await endBackendMidTransaction({ BARE: '1' });
   assert.notEqual(code, 0, out);
-  assert.match(out, /Connection terminated unexpectedly|terminating connection/, out);
+  // How the client learns of it depends on timing: Postgres's termination message, or a reset
+  // socket when the connection is torn down before the client reads that message.
+  assert.match(out, /Connection terminated unexpectedly|terminating connection|read ECONNRESET/, out);
 });
