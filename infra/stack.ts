@@ -55,10 +55,36 @@ function services(s: StackSettings): Service[] {
   ];
 }
 
+/**
+ * The dev server's dynamic config that Tandem sets. The dev server keeps every workflow in one
+ * history shard, whose transfer queue (a scheduled activity or workflow task on its way to its
+ * task queue, a child's start or end on its way to its parent) Temporal reads at most 20 times a
+ * second per shard by default: under load a task waited up to 50 ms for the next read, at every
+ * hop of every agent turn, and a parent 50 ms for each child's end (bench/RESULTS.md, "The dev
+ * server's transfer queue"). A cluster with hundreds of shards spreads its workflows over as many
+ * readers.
+ */
+export const TEMPORAL_DYNAMIC_CONFIG: Readonly<Record<string, string>> = {
+  'history.transferProcessorMaxPollRPS': '1000',
+};
+
+/**
+ * The dev server's `--dynamic-config-value` arguments: Tandem's values, then those of `extra`
+ * (TANDEM_TEMPORAL_DYNAMIC_CONFIG: comma-separated `key=value`, e.g.
+ * "limit.historyCount.suggestContinueAsNew=50"), which override Tandem's for the same key.
+ */
+export function temporalDynamicConfigArgs(extra = ''): string[] {
+  const values = new Map(Object.entries(TEMPORAL_DYNAMIC_CONFIG));
+  for (const entry of extra.split(',').map((e) => e.trim()).filter(Boolean)) {
+    const eq = entry.indexOf('=');
+    if (eq <= 0 || eq === entry.length - 1) throw new Error(`TANDEM_TEMPORAL_DYNAMIC_CONFIG: "${entry}" is not key=value`);
+    values.set(entry.slice(0, eq), entry.slice(eq + 1));
+  }
+  return [...values].flatMap(([key, value]) => ['--dynamic-config-value', `${key}=${value}`]);
+}
+
 function temporalService(s: StackSettings): Service {
   const dir = join(s.dataDir, 'temporal');
-  // Extra dynamic config, e.g. "limit.historyCount.suggestContinueAsNew=50" (comma-separated).
-  const dynamic = (process.env.TANDEM_TEMPORAL_DYNAMIC_CONFIG ?? '').split(',').filter(Boolean);
   return {
     name: 'temporal',
     port: s.temporalPort,
@@ -79,7 +105,7 @@ function temporalService(s: StackSettings): Service {
         '--ui-port', String(s.temporalUiPort),
         '--namespace', s.namespace,
         '--log-level', 'warn',
-        ...dynamic.flatMap((d) => ['--dynamic-config-value', d]),
+        ...temporalDynamicConfigArgs(process.env.TANDEM_TEMPORAL_DYNAMIC_CONFIG),
       ],
     }),
     ready: async () => (await portOpen(s.temporalPort)) && (await portOpen(s.temporalUiPort)),
@@ -275,10 +301,10 @@ async function startService(s: StackSettings, svc: Service, say: (line: string) 
 class ExitedDuringStart extends Error {}
 
 async function launchService(s: StackSettings, svc: Service, say: (line: string) => void): Promise<void> {
+  const { cmd, args, env, user } = svc.launch();
   const log = logFile(s, svc.name);
   const logFrom = existsSync(log) ? statSync(log).size : 0;
   const fd = openSync(log, 'a');
-  const { cmd, args, env, user } = svc.launch();
   const child = spawn(cmd, args, {
     detached: true,
     stdio: ['ignore', fd, fd],
