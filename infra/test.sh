@@ -21,10 +21,11 @@ node bin/tandem.js stack up
 
 logs="$(mktemp -d)"
 disruptive=(test/e2e/faults.e2e.test.ts test/e2e/resume.e2e.test.ts test/e2e/long-responses.e2e.test.ts test/integration/engine-restart.integration.test.ts)
-node_test() { node --import tsx --test --test-concurrency=1 --test-timeout=900000 "$@"; }
+# The test processes start with infra/node/v8Flags.js (Node's exit deadlock, nodejs/node#54918).
+node_test() { node --import ./infra/node/v8Flags.js --import tsx --test --test-concurrency=1 --test-timeout=900000 "$@"; }
 (
   echo "== unit tests"
-  node --import tsx --test test/unit/*.unit.test.ts
+  node --import ./infra/node/v8Flags.js --import tsx --test test/unit/*.unit.test.ts
   echo; echo "== engine tests (pytest)"
   .venv/bin/python -m pytest services/engine/tests -q
 ) > "$logs/no-stack.log" 2>&1 &

@@ -60,7 +60,7 @@ async function pair(): Promise<{ ratio: number; stack: number; engine: number; e
   for (const [name, r] of [['stack', stack], ['engine', direct]] as const) {
     console.log(`${name.padEnd(6)}: episode start -> first turn p50 ${f(pct(r.openingMs, 0.5), 0)} ms; a turn's result -> the next turn (its scoring included) p50 ${f(pct(r.betweenTurnsMs, 0.5), 0)} ms, p95 ${f(pct(r.betweenTurnsMs, 0.95), 0)} ms; last turn's result -> episode end p50 ${f(pct(r.closingMs, 0.5), 0)} ms`);
   }
-  console.log(`stack, per agent turn: scheduled -> started p50 ${f(pct(stack.dispatchMs, 0.5), 0)} ms, p95 ${f(pct(stack.dispatchMs, 0.95), 0)} ms; one scoring takes ${f(stack.scoringMs, 0)} ms on average`);
+  console.log(`stack, per agent turn: scheduled -> started p50 ${f(pct(stack.dispatchMs, 0.5), 0)} ms, p95 ${f(pct(stack.dispatchMs, 0.95), 0)} ms; the episodes' workflow tasks scheduled -> started p50 ${f(pct(stack.workflowTaskMs, 0.5), 0)} ms, p95 ${f(pct(stack.workflowTaskMs, 0.95), 0)} ms; one scoring takes ${f(stack.scoringMs, 0)} ms on average`);
   console.log(`stack CPU seconds during the rollout: ${Object.entries(stack.cpuSeconds).map(([n, s]) => `${n} ${f(s, 2)}`).join(', ')}`);
   const extra = extraTime(stack, direct);
   console.log(`stack - in process: ${said(extra)}`);

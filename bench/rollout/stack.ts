@@ -21,6 +21,8 @@ export interface StackFigures extends RolloutFigures {
   cpuSeconds: Record<string, number>;
   /** Per agent turn: scheduled -> started on the policy worker. */
   dispatchMs: number[];
+  /** Per workflow task of the episodes: scheduled -> started on the CPU worker. */
+  workflowTaskMs: number[];
   /** Mean run time of one scoring (the CPU worker's metrics). */
   scoringMs: number;
 }
@@ -69,13 +71,18 @@ async function scoringSoFar(): Promise<{ seconds: number; calls: number }> {
 /**
  * Orchestration latency per agent turn, from one episode's history: scheduled -> started, and
  * from the previous turn's result to its start (the scoring between them included: a local
- * activity's marker carries no timings); and the episode's start -> its first turn started, and
- * its last turn's result -> its end.
+ * activity's marker carries no timings); each workflow task's scheduled -> started; and the
+ * episode's start -> its first turn started, and its last turn's result -> its end.
  */
-function latencies(events: any[]): { dispatch: number[]; between: number[]; opening?: number; closing?: number } {
+function latencies(events: any[]): { dispatch: number[]; workflowTasks: number[]; between: number[]; opening?: number; closing?: number } {
   const scheduled = new Map<string, { type: string; at: number; started?: number; completed?: number }>();
+  const workflowTaskScheduled = new Map<string, number>();
+  const workflowTasks: number[] = [];
   for (const e of events) {
     const id = String(e.eventId);
+    if (e.workflowTaskScheduledEventAttributes) workflowTaskScheduled.set(id, ms(e.eventTime));
+    const taskStarted = e.workflowTaskStartedEventAttributes;
+    if (taskStarted) workflowTasks.push(ms(e.eventTime) - workflowTaskScheduled.get(String(taskStarted.scheduledEventId))!);
     if (e.activityTaskScheduledEventAttributes) scheduled.set(id, { type: e.activityTaskScheduledEventAttributes.activityType.name, at: ms(e.eventTime) });
     const started = e.activityTaskStartedEventAttributes;
     if (started) scheduled.get(String(started.scheduledEventId))!.started = ms(e.eventTime);
@@ -88,6 +95,7 @@ function latencies(events: any[]): { dispatch: number[]; between: number[]; open
   const [first, last] = [turns[0], turns.at(-1)];
   return {
     dispatch,
+    workflowTasks,
     between,
     opening: first && first.started! - ms(events[0]?.eventTime),
     closing: last?.completed && ms(events.at(-1)?.eventTime) - last.completed,
@@ -134,6 +142,7 @@ export async function rolloutThroughStack(client: Client, cfg: RunConfig, runId:
   const scoring1 = await scoringSoFar();
   const scoringMs = (1000 * (scoring1.seconds - scoring0.seconds)) / Math.max(1, scoring1.calls - scoring0.calls);
   const dispatchMs: number[] = [];
+  const workflowTaskMs: number[] = [];
   const betweenTurnsMs: number[] = [];
   const openingMs: number[] = [];
   const closingMs: number[] = [];
@@ -144,6 +153,7 @@ export async function rolloutThroughStack(client: Client, cfg: RunConfig, runId:
     const events = (await fetchRecorded(client, episodeIdOf(runId, 0, j))).history.events ?? [];
     const l = latencies(events);
     dispatchMs.push(...l.dispatch);
+    workflowTaskMs.push(...l.workflowTasks);
     betweenTurnsMs.push(...l.between);
     if (l.opening !== undefined) openingMs.push(l.opening);
     if (l.closing !== undefined) closingMs.push(l.closing);
@@ -160,5 +170,5 @@ export async function rolloutThroughStack(client: Client, cfg: RunConfig, runId:
   const cpuSeconds = Object.fromEntries(Object.keys(pids).map((n) => [n, s1.cpu[n] - s0.cpu[n]]));
   const engineSched = minus(s1.sched, s0.sched);
   const besideEngine = s1.busy - s0.busy - engineSched.onCpu;
-  return { seconds: (last - first) / 1000, generatedTokens, turns, engineSeconds, engineSteps, enginePrefills, engineCacheCopies, engineSched, besideEngine, cpuSeconds, dispatchMs, betweenTurnsMs, openingMs, closingMs, scoringMs };
+  return { seconds: (last - first) / 1000, generatedTokens, turns, engineSeconds, engineSteps, enginePrefills, engineCacheCopies, engineSched, besideEngine, cpuSeconds, dispatchMs, workflowTaskMs, betweenTurnsMs, openingMs, closingMs, scoringMs };
 }
