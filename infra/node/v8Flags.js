@@ -1,5 +1,6 @@
-// V8 flags for Tandem's short-lived Node processes: the CLI (bin/tandem.js) and the test runner
-// with its test processes (infra/test.sh). Import it before anything else.
+// V8 flags for Tandem's short-lived Node processes: the CLI (bin/tandem.js), the test runner with
+// its test processes (infra/test.sh), and a process a test starts to watch it end on its own
+// (test/integration/pool.integration.test.ts). Import it before anything else.
 //
 // Node 22 and later can deadlock at exit (nodejs/node#54918, open): the main thread, shutting the
 // platform down, joins its worker threads while a compile job on one of them waits for a garbage

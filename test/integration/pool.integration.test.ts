@@ -14,7 +14,7 @@ after(() => db.close());
 
 /** Runs the child, ends its transaction's backend from here, and returns its exit code and output. */
 async function endBackendMidTransaction(env: NodeJS.ProcessEnv): Promise<{ code: number | null; out: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/poolChild.ts'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', './infra/node/v8Flags.js', '--import', 'tsx', 'test/support/poolChild.ts'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   const backend = new Promise<number>((resolve, reject) => {
     child.stdout.on('data', (chunk: Buffer) => {
