@@ -30,6 +30,7 @@ import type { EventEnvelope, TandemEvent } from '../../domain/events.js';
 import { envOf } from '../../envs/index.js';
 import type { ProgramRun } from '../../envs/types.js';
 import { CPU_QUEUE, projectPath } from '../../infra/settings.js';
+import { temporalDynamicConfigArgs } from '../../infra/stack.js';
 import { bundleWorkflows } from '../../infra/temporal/bundle.js';
 import { replicaQueue } from '../../policy/spec.js';
 import { heartbeatWhileRunning } from '../../services/heartbeat.js';
@@ -119,9 +120,9 @@ Runtime.install({ logger: new DefaultLogger('WARN'), telemetryOptions: { logging
 let bundle: Promise<{ code: string }> | undefined;
 
 /**
- * A dev server and the two workers on it. `dynamicConfig` entries (`key=value`) go to the server
- * as --dynamic-config-value, e.g. `limit.historyCount.suggestContinueAsNew=20` to force
- * continue-as-new.
+ * A dev server, with the stack's dynamic config (infra/stack.ts), and the two workers on it.
+ * `dynamicConfig` entries (`key=value`) go to the server too, e.g.
+ * `limit.historyCount.suggestContinueAsNew=20` to force continue-as-new.
  */
 export async function startWorkflowHarness(opts: { dynamicConfig?: string[] } = {}): Promise<WorkflowHarness> {
   bundle ??= bundleWorkflows();
@@ -129,7 +130,7 @@ export async function startWorkflowHarness(opts: { dynamicConfig?: string[] } = 
     server: {
       executable: { type: 'existing-path', path: projectPath('.venv/bin/temporal') },
       log: { format: 'pretty', level: 'error' },
-      extraArgs: (opts.dynamicConfig ?? []).flatMap((d) => ['--dynamic-config-value', d]),
+      extraArgs: temporalDynamicConfigArgs((opts.dynamicConfig ?? []).join(',')),
     },
   });
   const harness: WorkflowHarness = {
