@@ -21,11 +21,13 @@ node bin/tandem.js stack up
 
 logs="$(mktemp -d)"
 disruptive=(test/e2e/faults.e2e.test.ts test/e2e/resume.e2e.test.ts test/e2e/long-responses.e2e.test.ts test/integration/engine-restart.integration.test.ts)
-# The test processes start with infra/node/v8Flags.js (Node's exit deadlock, nodejs/node#54918).
-node_test() { node --import ./infra/node/v8Flags.js --import tsx --test --test-concurrency=1 --test-timeout=900000 "$@"; }
+# The test runner and its test processes start with infra/node/v8Flags.js (Node's exit deadlock,
+# nodejs/node#54918).
+run_tests() { node --import ./infra/node/v8Flags.js --import tsx --test "$@"; }
+node_test() { run_tests --test-concurrency=1 --test-timeout=900000 "$@"; }
 (
   echo "== unit tests"
-  node --import ./infra/node/v8Flags.js --import tsx --test test/unit/*.unit.test.ts
+  run_tests test/unit/*.unit.test.ts
   echo; echo "== engine tests (pytest)"
   .venv/bin/python -m pytest services/engine/tests -q
 ) > "$logs/no-stack.log" 2>&1 &
