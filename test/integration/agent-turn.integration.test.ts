@@ -43,13 +43,19 @@ const turn = (over: Partial<AgentTurnInput>): AgentTurnInput => ({
   ...over,
 });
 const stats = () => engine.request<EngineStats>('stats', {});
+/** Waits until the engine decodes `rows` rows (a minute at most, for a loaded machine). */
+async function decoding(rows: number): Promise<void> {
+  for (let waited = 0; (await stats()).live_rows < rows && waited < 60_000; waited += 50) await new Promise((r) => setTimeout(r, 50));
+  assert.equal((await stats()).live_rows, rows, `the engine is not decoding the turn's ${rows} rows`);
+}
 /** One agentTurn attempt in a mock activity context. */
 const run = (input: AgentTurnInput, env = new MockActivityEnvironment()): Promise<CandidateText[]> => env.run(turns.agentTurn, input);
 
 test('turns join the running batch: a short turn sent after a long one is answered first; the policy loads on first use', async () => {
   const order: string[] = [];
   const long = run(turn({ maxNewTokens: 400, sampling: { ...turn({}).sampling, temperature: 1, ignore_eos: true } })).then((r) => (order.push('long'), r));
-  await new Promise((r) => setTimeout(r, 1500)); // the long turn is decoding
+  // Once the long turn is decoding (its policy loaded on first use: that time depends on the machine).
+  await decoding(2);
   const short = await run(turn({ maxNewTokens: 4 }));
   order.push('short');
   assert.equal(short.length, 2);
@@ -98,8 +104,7 @@ test('a cancelled turn stops its rows in the engine, and the engine goes on', as
   const env = new MockActivityEnvironment();
   // ignore_eos: no row can end by itself before the cancel.
   const doomed = run(turn({ maxNewTokens: 1000, k: 4, sampling: { ...turn({}).sampling, temperature: 1, ignore_eos: true } }), env);
-  for (let i = 0; i < 100 && (await stats()).live_rows < 4; i++) await new Promise((r) => setTimeout(r, 50));
-  assert.equal((await stats()).live_rows, 4, 'the turn is decoding');
+  await decoding(4);
   const atCancel = (await stats()).steps;
   env.cancel();
   await assert.rejects(doomed, /Cancelled/);
