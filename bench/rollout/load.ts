@@ -35,10 +35,17 @@ const loaded = loadRunConfig(file, ['training.total_training_steps=1', 'training
 if (!loaded.ok) throw new Error(`${file}: ${JSON.stringify(loaded.issues)}`);
 const cfg = loaded.config;
 
+/** The load's processes: killed with this one however it ends (they are detached). */
+const running = new Set<ReturnType<typeof spawn>>();
+process.on('exit', () => running.forEach((b) => b.kill('SIGKILL')));
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(130));
+
 /** A process busy `share` of one core, in bursts of burstMs, in a session of its own. */
 function burner(share: number) {
   const code = `const a=new Int32Array(new SharedArrayBuffer(4)),b=${burstMs},p=${burstMs / share};for(;;){const t=performance.now();while(performance.now()-t<b);Atomics.wait(a,0,0,Math.max(0,p-(performance.now()-t)));}`;
-  return spawn(process.execPath, ['-e', code], { stdio: 'ignore', detached: true });
+  const b = spawn(process.execPath, ['-e', code], { stdio: 'ignore', detached: true });
+  running.add(b);
+  return b;
 }
 
 const mean = (xs: number[]) => xs.reduce((a, x) => a + x, 0) / xs.length;
@@ -54,7 +61,10 @@ for (const load of loads) {
     rmSync(scratch, { recursive: true, force: true });
     tps.push(f.generatedTokens / f.seconds);
   }
-  for (const b of burners) b.kill('SIGKILL');
+  for (const b of burners) {
+    b.kill('SIGKILL');
+    running.delete(b);
+  }
   byLoad.set(load, [...(byLoad.get(load) ?? []), ...tps]);
   console.log(`load ${load} cores: in-process tokens/s ${tps.map((x) => x.toFixed(0)).join(', ')} (mean ${mean(tps).toFixed(0)})`);
 }
