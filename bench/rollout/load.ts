@@ -35,9 +35,13 @@ const loaded = loadRunConfig(file, ['training.total_training_steps=1', 'training
 if (!loaded.ok) throw new Error(`${file}: ${JSON.stringify(loaded.issues)}`);
 const cfg = loaded.config;
 
-/** The load's processes: killed with this one however it ends (they are detached). */
+/** The load's processes (detached) and the run's scratch folder: gone with this process however it ends. */
 const running = new Set<ReturnType<typeof spawn>>();
-process.on('exit', () => running.forEach((b) => b.kill('SIGKILL')));
+let scratch: string | undefined;
+process.on('exit', () => {
+  running.forEach((b) => b.kill('SIGKILL'));
+  if (scratch) rmSync(scratch, { recursive: true, force: true });
+});
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(130));
 
 /** A process busy `share` of one core, in bursts of burstMs, in a session of its own. */
@@ -56,9 +60,10 @@ for (const load of loads) {
   await new Promise((r) => setTimeout(r, 300));
   const tps: number[] = [];
   for (let r = 0; r < runs; r++) {
-    const scratch = mkdtempSync(join(tmpdir(), 'tandem-bench-load-'));
+    scratch = mkdtempSync(join(tmpdir(), 'tandem-bench-load-'));
     const f = await rolloutDirect(cfg, 'bench-rollout-load', scratch);
     rmSync(scratch, { recursive: true, force: true });
+    scratch = undefined;
     tps.push(f.generatedTokens / f.seconds);
   }
   for (const b of burners) {

@@ -4,7 +4,7 @@
 // cache fail for good, and a turn whose activity is cancelled (its heartbeat timed out, its
 // worker shuts down) stops its rows in the engine.
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -20,8 +20,12 @@ import { kafka } from '../support/stack.js';
 
 const engine = new EngineClient('cpu', () => {});
 const producer = lazyProducer(kafka()); // never connects: these turns are not recorded
-const turns = createAgentTurnActivities({ engine, producer, device: 'cpu', dataDir: mkdtempSync(join(tmpdir(), 'tandem-turn-')) });
-after(() => engine.stop());
+const dataDir = mkdtempSync(join(tmpdir(), 'tandem-turn-'));
+const turns = createAgentTurnActivities({ engine, producer, device: 'cpu', dataDir });
+after(async () => {
+  await engine.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+});
 
 const loaded = loadRunConfig('configs/planpath/planpath_L1_prompt.yaml', []);
 assert.ok(loaded.ok);
@@ -92,7 +96,7 @@ test('a turn one sample of which needs more KV cache than the engine may take fa
   } finally {
     delete process.env.TANDEM_KV_CACHE_GB;
   }
-  const smallTurns = createAgentTurnActivities({ engine: small, producer, device: 'cpu', dataDir: mkdtempSync(join(tmpdir(), 'tandem-turn-')) });
+  const smallTurns = createAgentTurnActivities({ engine: small, producer, device: 'cpu', dataDir });
   await assert.rejects(new MockActivityEnvironment().run(smallTurns.agentTurn, turn({})), (err: unknown) => {
     assert.ok(err instanceof ApplicationFailure && err.nonRetryable && err.type === 'KvCacheTooSmall', String(err));
     assert.match(err.message, /plan_agent's turn 0 of .*\/it0\/ep0: one sample of \d+ prompt \+ 8 new tokens needs .* GB of KV cache, more than the budget of 0\.00 GB .*TANDEM_KV_CACHE_GB in the policy worker's environment/);

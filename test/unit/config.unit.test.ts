@@ -67,8 +67,9 @@ test('non-object input is rejected with a root error', () => {
   assert.equal(r.issues[0].path, '(root)');
 });
 
-test('`tandem config check` prints all three planted errors with paths and exits 1', () => {
+test('`tandem config check` prints all three planted errors with paths and exits 1', (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'tandem-config-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
   const file = join(dir, 'bad.yaml');
   const yaml = execFileSync(process.execPath, ['bin/tandem.js', 'config', 'check', SKELETON], { encoding: 'utf8' });
   writeFileSync(
@@ -93,8 +94,9 @@ test('`tandem config check` on a good file prints the normalised YAML and exits 
   assert.match(r.stdout, /norm_adv_by_std: true/);
 });
 
-test('`tandem config check` loses nothing of a large output to a slow pipe reader', () => {
+test('`tandem config check` loses nothing of a large output to a slow pipe reader', (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'tandem-config-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
   const yaml = execFileSync(process.execPath, ['bin/tandem.js', 'config', 'check', SKELETON], { encoding: 'utf8' });
   // stdout: a valid config whose --json form is well over the pipe's 64 KiB.
   const longPath = 'models/'.repeat(20_000);

@@ -1,6 +1,6 @@
 // Evaluation summaries and `tandem eval --checkpoint` folder resolution.
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -37,11 +37,12 @@ test('an evaluation averages success, turns and rewards over episodes, per agent
   assert.deepEqual([r.evalId, r.runId, r.iteration, r.versions], ['ev', 'run', 3, { m: 3 }]);
 });
 
-test('--checkpoint: a folder per trainable policy, or the one policy’s own folder; anything else is explained', () => {
+test('--checkpoint: a folder per trainable policy, or the one policy’s own folder; anything else is explained', (t) => {
   const l2 = loadRunConfig('configs/planpath/planpath_L2_lora.yaml', []);
   const l1 = loadRunConfig('configs/planpath/planpath_L1_prompt.yaml', []);
   assert.ok(l2.ok && l1.ok);
   const root = mkdtempSync(join(tmpdir(), 'tandem-ckpt-'));
+  t.after(() => rmSync(root, { recursive: true, force: true }));
   for (const p of ['tool_call_agent', 'plan_agent']) mkdirSync(join(root, 'runs', p, 'v000001'), { recursive: true });
   mkdirSync(join(root, 'one', 'v000002'), { recursive: true });
 

@@ -9,7 +9,7 @@
 // An activity a test must hold in flight waits at a gate() until the test opens it.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, beforeEach, test } from 'node:test';
@@ -559,16 +559,21 @@ test("a run whose update groups cannot be deleted at its end still completes, an
 // ------------------------------------------------------------------ started from the Temporal CLI
 
 function temporalStart(workflowId: string, input: string | Buffer): void {
-  const file = join(mkdtempSync(join(tmpdir(), 'tandem-input-')), 'input.json');
+  const dir = mkdtempSync(join(tmpdir(), 'tandem-input-'));
+  const file = join(dir, 'input.json');
   writeFileSync(file, input);
-  execFileSync(projectPath('.venv/bin/temporal'), [
-    'workflow', 'start',
-    '--address', h.env.address,
-    '--task-queue', CPU_QUEUE,
-    '--type', 'trainingRun',
-    '--workflow-id', workflowId,
-    '--input-file', file,
-  ]);
+  try {
+    execFileSync(projectPath('.venv/bin/temporal'), [
+      'workflow', 'start',
+      '--address', h.env.address,
+      '--task-queue', CPU_QUEUE,
+      '--type', 'trainingRun',
+      '--workflow-id', workflowId,
+      '--input-file', file,
+    ]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 test('`temporal workflow start` with a bad input fails with a readable validation error', async () => {
