@@ -2,7 +2,7 @@
 // Every PNG is a valid, non-empty PNG; every link of the HTML resolves to a file.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -18,7 +18,10 @@ const VAL_PROBLEMS = 2;
 const runId = `report-e2e-${Date.now()}`;
 const out = mkdtempSync(join(tmpdir(), 'tandem-report-'));
 const pg = database();
-after(() => pg.close());
+after(async () => {
+  await pg.close();
+  rmSync(out, { recursive: true, force: true });
+});
 
 const tandem = (...args: string[]) => spawnSync(process.execPath, ['bin/tandem.js', ...args], { encoding: 'utf8', timeout: 900_000 });
 

@@ -1,7 +1,7 @@
 // The stack manager against the running test stack: status, starting twice, stale pid files.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -28,8 +28,9 @@ test('starting a running stack again is harmless', () => {
   assert.equal(tandem(['stack', 'status']).stdout, before);
 });
 
-test('a stale pid file is detected and reported', () => {
+test('a stale pid file is detected and reported', (t) => {
   const dataDir = mkdtempSync(join(tmpdir(), 'tandem-stale-'));
+  t.after(() => rmSync(dataDir, { recursive: true, force: true }));
   mkdirSync(join(dataDir, 'run'));
   // A live pid that is not the projector (this test process) and one that does not exist.
   writeFileSync(join(dataDir, 'run', 'projector.pid'), `${process.pid}\n`);

@@ -6,7 +6,7 @@
 // SamplesConsumed event. The update also deletes what every consumer group has read past
 // (infra/kafka/retention.ts): the retry still finds its iteration, which its group holds.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -41,6 +41,7 @@ const deps = {
 after(async () => {
   await engine.stop();
   await producer.close();
+  rmSync(deps.dataDir, { recursive: true, force: true });
 });
 
 test('retried turn, publish and update: each scored sample consumed once, one SamplesConsumed', { timeout: 600_000 }, async () => {
