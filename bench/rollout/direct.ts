@@ -5,6 +5,7 @@
 // top of this is orchestration: the ratio of the two is what it costs.
 import { createEnvActivities } from '../../activities/env.js';
 import { runSandboxed } from '../../activities/sandbox/index.js';
+import { loadRunConfig } from '../../configs/load.js';
 import type { RunConfig } from '../../configs/schema.js';
 import { planIteration } from '../../domain/atgrpo.js';
 import { playEpisode } from '../../domain/episodeLoop.js';
@@ -39,6 +40,13 @@ export interface RolloutFigures {
   closingMs: number[];
   /** Per agent turn after the first: the previous turn's result -> this turn started (the scoring between included). */
   betweenTurnsMs: number[];
+}
+
+/** What the rollout benches play: `file` with `overrides`, as a run of one iteration and no evaluation. */
+export function rolloutConfig(file: string, overrides: string[]): RunConfig {
+  const loaded = loadRunConfig(file, ['training.total_training_steps=1', 'training.val_freq=0', ...overrides]);
+  if (!loaded.ok) throw new Error(`${file}: ${JSON.stringify(loaded.issues)}`);
+  return loaded.config;
 }
 
 /** Plays iteration 0 of `cfg` for run id `runId`; the engine's own data folder is `dataDir`. */

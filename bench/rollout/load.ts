@@ -15,8 +15,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadRunConfig } from '../../configs/load.js';
-import { rolloutDirect } from './direct.js';
+import { rolloutConfig, rolloutDirect } from './direct.js';
 
 const argv = process.argv.slice(2);
 const opt = (name: string, dflt: string) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : dflt);
@@ -31,9 +30,7 @@ loads.forEach((l) => {
   if (!(l >= 0 && l <= procs)) throw new Error(`--loads: ${l} is not between 0 and --procs (${procs}) cores`);
 });
 const overrides = argv.filter((a, i) => a.includes('=') && !argv[i - 1]?.startsWith('--'));
-const loaded = loadRunConfig(file, ['training.total_training_steps=1', 'training.val_freq=0', ...overrides]);
-if (!loaded.ok) throw new Error(`${file}: ${JSON.stringify(loaded.issues)}`);
-const cfg = loaded.config;
+const cfg = rolloutConfig(file, overrides);
 
 /** The load's processes (detached) and the run's scratch folder: gone with this process however it ends. */
 const running = new Set<ReturnType<typeof spawn>>();

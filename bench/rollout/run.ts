@@ -12,12 +12,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadRunConfig } from '../../configs/load.js';
 import { engineThreads } from '../../infra/engine/client.js';
 import { stackSettings } from '../../infra/settings.js';
 import { runFolder } from '../../policy/activities.js';
 import { temporalClient } from '../../services/cli/temporal.js';
-import { rolloutDirect, type RolloutFigures } from './direct.js';
+import { rolloutConfig, rolloutDirect, type RolloutFigures } from './direct.js';
 import { rolloutThroughStack, stackNode } from './stack.js';
 
 const argv = process.argv.slice(2);
@@ -28,9 +27,7 @@ const quick = argv.includes('--quick');
 const runsAt = argv.indexOf('--runs');
 const runs = runsAt >= 0 ? Number(argv[runsAt + 1]) : 1;
 if (!Number.isInteger(runs) || runs < 1) throw new Error(`--runs ${argv[runsAt + 1]}: not a whole number of runs (1 or more)`);
-const loaded = loadRunConfig(file, ['training.total_training_steps=1', 'training.val_freq=0', ...(quick ? ['training.train_batch_size=4'] : []), ...overrides]);
-if (!loaded.ok) throw new Error(`${file}: ${JSON.stringify(loaded.issues)}`);
-const cfg = loaded.config;
+const cfg = rolloutConfig(file, [...(quick ? ['training.train_batch_size=4'] : []), ...overrides]);
 
 const pct = (xs: number[], q: number) => {
   const s = [...xs].sort((a, b) => a - b);
