@@ -82,3 +82,16 @@ export const MAX_RECORD_BYTES = 4 * 1024 * 1024;
 
 /** The line a Tandem process prints once it serves; `stack up` waits for it in the log. */
 export const READY_LINE = 'tandem:ready';
+
+/** The ready line of this process: what serves where, and its pid. */
+export function readyLine(what: string): string {
+  return `${READY_LINE} ${what} (pid ${process.pid})`;
+}
+
+/**
+ * Whether `log` holds the ready line of process `pid`. A service's log is shared by its starts, so
+ * a line another start wrote (one that lingered, say) does not count.
+ */
+export function readyIn(log: string, pid: number): boolean {
+  return log.split('\n').some((line) => line.startsWith(READY_LINE) && line.trimEnd().endsWith(`(pid ${pid})`));
+}

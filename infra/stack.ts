@@ -7,7 +7,7 @@ import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, 
 import net from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { MAX_RECORD_BYTES, projectPath, READY_LINE, stackSettings, type StackSettings } from './settings.js';
+import { MAX_RECORD_BYTES, projectPath, READY_LINE, readyIn, stackSettings, type StackSettings } from './settings.js';
 import { acceptsQueries, applyMigrations, ensureDatabase } from './db/migrate.js';
 import { ensureTopics } from './kafka/topics.js';
 
@@ -27,8 +27,8 @@ interface Service {
   marker: string;
   prepare?(): void;
   launch(): Launch;
-  /** True once the service serves; `logFrom` is the log size before this start. */
-  ready(logFrom: number): Promise<boolean>;
+  /** True once the service serves; `logFrom` is the log size before this start, `pid` its process. */
+  ready(logFrom: number, pid: number): Promise<boolean>;
   /** Runs once the service is ready (topics, migrations). */
   afterReady?(): Promise<void>;
 }
@@ -39,7 +39,7 @@ function services(s: StackSettings): Service[] {
     port,
     marker: script,
     launch: () => ({ cmd: process.execPath, args: ['--import', 'tsx', projectPath(script), ...args] }),
-    ready: async (logFrom) => readLog(s, name, logFrom).includes(READY_LINE),
+    ready: async (logFrom, pid) => readyIn(readLog(s, name, logFrom), pid),
   });
   return [
     postgresService(s),
@@ -251,14 +251,83 @@ function pidState(s: StackSettings, svc: Service): PidState {
   if (!existsSync(file)) return { state: 'stopped' };
   const pid = Number(readFileSync(file, 'utf8').trim());
   if (!Number.isInteger(pid) || pid <= 0) return { state: 'stale', pid: 0 };
+  return { state: isService(pid, svc) ? 'running' : 'stale', pid };
+}
+
+/** Whether `pid` is alive (not a zombie) and runs the service's program. */
+function isService(pid: number, svc: Service): boolean {
   try {
     const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
-    const state = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0];
-    if (cmdline.includes(svc.marker) && state !== 'Z') return { state: 'running', pid };
+    return cmdline.includes(svc.marker) && !ended(pid);
   } catch {
-    // no such process
+    return false; // no such process
   }
-  return { state: 'stale', pid };
+}
+
+/**
+ * Whether `pid` has ended: gone, or a zombie with no thread left. (A process being killed shows
+ * its main thread as a zombie while its other threads still exit, its files, ports among them,
+ * still open.)
+ */
+function ended(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] === 'Z' && readdirSync(`/proc/${pid}/task`).length <= 1;
+  } catch {
+    return true;
+  }
+}
+
+function groupExists(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The variable every process the stack starts carries, and its children inherit: which service of
+ * which data folder it belongs to. It finds a service's processes that no pid file names.
+ */
+const SERVICE_TAG = 'TANDEM_STACK_SERVICE';
+const serviceTag = (s: StackSettings, svc: Service) => `${svc.name}@${s.dataDir}`;
+
+/** The processes that carry `tag` (a zombie's environment reads empty). */
+function taggedPids(tag: string): number[] {
+  const needle = `\0${SERVICE_TAG}=${tag}\0`;
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    try {
+      if (`\0${readFileSync(`/proc/${entry}/environ`, 'latin1')}\0`.includes(needle)) pids.push(Number(entry));
+    } catch {
+      // it ended while we looked, or is not ours to read
+    }
+  }
+  return pids;
+}
+
+/**
+ * Kills the service's processes that its pid file does not name (call it when that one is not
+ * running): one whose pid file was lost or overwritten would hold the service's port and make
+ * every later start fail, and `stack down` would not stop it.
+ */
+async function killUntracked(s: StackSettings, svc: Service, say: (line: string) => void): Promise<void> {
+  const tag = serviceTag(s, svc);
+  const pids = taggedPids(tag);
+  if (pids.length === 0) return;
+  for (const pid of pids) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      /* already gone */
+    }
+  }
+  const deadline = Date.now() + 10_000;
+  while (!pids.every(ended) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  say(`${svc.name}: killed ${pids.length === 1 ? 'a process' : `${pids.length} processes`} of it that no pid file named (pid ${pids.join(', ')})`);
 }
 
 async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number, log: string): Promise<void> {
@@ -281,6 +350,7 @@ async function startService(s: StackSettings, svc: Service, say: (line: string) 
     say(`${svc.name}: stale pid ${current.pid} in ${pidFile(s, svc.name)}, starting afresh`);
     rmSync(pidFile(s, svc.name), { force: true });
   }
+  await killUntracked(s, svc, say);
   mkdirSync(join(s.dataDir, 'run'), { recursive: true });
   mkdirSync(join(s.dataDir, 'logs'), { recursive: true });
   svc.prepare?.();
@@ -292,13 +362,31 @@ async function startService(s: StackSettings, svc: Service, say: (line: string) 
       return await launchService(s, svc, say);
     } catch (err) {
       if (!(err instanceof ExitedDuringStart) || attempt >= 3) throw err;
-      say(`${svc.name}: exited during start; trying again`);
+      say(`${svc.name}: exited during start; trying again. Its log's last lines:\n${indent(err.logTail)}`);
       await new Promise((r) => setTimeout(r, 2000));
     }
   }
 }
 
-class ExitedDuringStart extends Error {}
+/** The service's process ended before it was ready; `logTail` is what it wrote to its log meanwhile. */
+class ExitedDuringStart extends Error {
+  constructor(
+    name: string,
+    log: string,
+    readonly logTail: string,
+  ) {
+    super(`${name} exited during start; see ${log}. Its last lines:\n${indent(logTail)}`);
+  }
+}
+
+/** The last `lines` lines of `text` (a service's log since a start), or a note that there were none. */
+export function lastLines(text: string, lines = 20): string {
+  const all = text.trimEnd().split('\n');
+  if (all.length === 1 && all[0] === '') return '(nothing)';
+  return all.slice(-lines).join('\n');
+}
+
+const indent = (text: string) => text.replace(/^/gm, '  | ');
 
 async function launchService(s: StackSettings, svc: Service, say: (line: string) => void): Promise<void> {
   const { cmd, args, env, user } = svc.launch();
@@ -308,49 +396,60 @@ async function launchService(s: StackSettings, svc: Service, say: (line: string)
   const child = spawn(cmd, args, {
     detached: true,
     stdio: ['ignore', fd, fd],
-    env: { ...process.env, ...env },
+    env: { ...process.env, ...env, [SERVICE_TAG]: serviceTag(s, svc) },
     cwd: projectPath('.'),
     ...(user ?? {}),
   });
   closeSync(fd);
-  if (child.pid === undefined) throw new Error(`${svc.name}: could not start ${cmd}`);
+  const pid = child.pid;
+  if (pid === undefined) throw new Error(`${svc.name}: could not start ${cmd}`);
   child.unref();
-  writeFileSync(pidFile(s, svc.name), `${child.pid}\n`);
+  writeFileSync(pidFile(s, svc.name), `${pid}\n`);
   await waitFor(
     svc.name,
     async () => {
-      if (pidState(s, svc).state !== 'running') throw new ExitedDuringStart(`${svc.name} exited during start; see ${log}`);
-      return svc.ready(logFrom);
+      if (!isService(pid, svc)) {
+        // Whatever is left of it goes too, before the pid file names another start.
+        try {
+          process.kill(-pid, 'SIGKILL');
+        } catch {
+          /* gone */
+        }
+        const gone = Date.now() + 10_000;
+        while (Date.now() < gone && groupExists(pid)) await new Promise((r) => setTimeout(r, 100));
+        throw new ExitedDuringStart(svc.name, log, lastLines(readLog(s, svc.name, logFrom)));
+      }
+      return svc.ready(logFrom, pid);
     },
     120_000,
     log,
   );
   if (svc.afterReady) await svc.afterReady();
-  say(`${svc.name}: started (pid ${child.pid}${svc.port ? `, port ${svc.port}` : ''}), log ${log}`);
+  say(`${svc.name}: started (pid ${pid}${svc.port ? `, port ${svc.port}` : ''}), log ${log}`);
 }
 
 async function stopService(s: StackSettings, svc: Service, say: (line: string) => void): Promise<void> {
   const current = pidState(s, svc);
   rmSync(pidFile(s, svc.name), { force: true });
-  if (current.state !== 'running') {
-    if (current.state === 'stale') say(`${svc.name}: stale pid ${current.pid} removed`);
-    return;
-  }
-  const signalGroup = (sig: NodeJS.Signals) => {
-    try {
-      process.kill(-current.pid, sig);
-    } catch {
-      /* already gone */
-    }
-  };
-  // Postgres: SIGINT is its "fast" shutdown; everyone else gets SIGTERM.
-  signalGroup(svc.name === 'postgres' ? 'SIGINT' : 'SIGTERM');
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline && existsSync(`/proc/${current.pid}`) && pidState(s, svc).state !== 'stale') {
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  if (existsSync(`/proc/${current.pid}`)) signalGroup('SIGKILL');
-  say(`${svc.name}: stopped`);
+  if (current.state === 'running') {
+    const signalGroup = (sig: NodeJS.Signals) => {
+      try {
+        process.kill(-current.pid, sig);
+      } catch {
+        /* already gone */
+      }
+    };
+    // Postgres: SIGINT is its "fast" shutdown; everyone else gets SIGTERM.
+    signalGroup(svc.name === 'postgres' ? 'SIGINT' : 'SIGTERM');
+    const deadline = Date.now() + 30_000;
+    while (Date.now() < deadline && isService(current.pid, svc)) await new Promise((r) => setTimeout(r, 200));
+    // Its group goes with it, whatever of it is left (ended children of ours are reaped at once).
+    signalGroup('SIGKILL');
+    const gone = Date.now() + 10_000;
+    while (Date.now() < gone && groupExists(current.pid)) await new Promise((r) => setTimeout(r, 100));
+    say(`${svc.name}: stopped`);
+  } else if (current.state === 'stale') say(`${svc.name}: stale pid ${current.pid} removed`);
+  await killUntracked(s, svc, say);
 }
 
 // ---------------------------------------------------------------- the three commands

@@ -16,11 +16,11 @@ source infra/test-env.sh
 echo; echo "== test stack in $TANDEM_DATA_DIR"
 node bin/tandem.js stack down >/dev/null 2>&1 || true
 rm -rf "$TANDEM_DATA_DIR"
-trap 'node bin/tandem.js stack down || true' EXIT
+logs="$(mktemp -d)"  # each lane's output
+trap 'node bin/tandem.js stack down || true; rm -rf "$logs"' EXIT
 node bin/tandem.js stack up
 
-logs="$(mktemp -d)"
-disruptive=(test/e2e/faults.e2e.test.ts test/e2e/resume.e2e.test.ts test/e2e/long-responses.e2e.test.ts test/integration/engine-restart.integration.test.ts)
+disruptive=(test/e2e/faults.e2e.test.ts test/e2e/resume.e2e.test.ts test/e2e/long-responses.e2e.test.ts test/integration/engine-restart.integration.test.ts test/integration/stack-processes.integration.test.ts)
 # The test runner and its test processes start with infra/node/v8Flags.js (Node's exit deadlock,
 # nodejs/node#54918).
 run_tests() { node --import ./infra/node/v8Flags.js --import tsx --test "$@"; }

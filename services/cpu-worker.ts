@@ -6,7 +6,7 @@ import { createEnvActivities } from '../activities/env.js';
 import { createPublishActivities } from '../activities/publish.js';
 import { createUpdateGroupActivities } from '../activities/updateGroups.js';
 import { lazyProducer, makeKafka } from '../infra/kafka/client.js';
-import { CPU_QUEUE, READY_LINE, stackSettings } from '../infra/settings.js';
+import { CPU_QUEUE, readyLine, stackSettings } from '../infra/settings.js';
 import { bundleWorkflows } from '../infra/temporal/bundle.js';
 import { tandemDataConverter } from '../infra/temporal/payloadStore.js';
 import { instrumentActivities } from './metrics/activities.js';
@@ -29,7 +29,7 @@ const worker = await Worker.create({
   maxConcurrentActivityTaskExecutions: 4,
 });
 const metricsServer = await startMetricsEndpoint(s.cpuWorkerMetricsPort, metrics.registry);
-console.log(`${READY_LINE} cpu-worker on task queue ${CPU_QUEUE}`);
+console.log(readyLine(`cpu-worker on task queue ${CPU_QUEUE}`));
 await worker.run();
 await producer.close();
 metricsServer.close();

@@ -18,7 +18,7 @@ import { createUpdateActivities } from '../activities/updatePolicy.js';
 import { lazyProducer, makeKafka } from '../infra/kafka/client.js';
 import { createPolicyActivities } from '../policy/activities.js';
 import { replicaQueue } from '../policy/spec.js';
-import { projectPath, READY_LINE, stackSettings } from '../infra/settings.js';
+import { projectPath, readyLine, stackSettings } from '../infra/settings.js';
 import { tandemDataConverter } from '../infra/temporal/payloadStore.js';
 import { instrumentActivities } from './metrics/activities.js';
 import { MeteredEngineClient, observeEngine } from './metrics/engine.js';
@@ -61,7 +61,7 @@ const workers = await Promise.all([taskQueue, replicaQueue(taskQueue, replica)].
   maxConcurrentActivityTaskExecutions: Number(option(process.argv, 'max-activities', process.env.TANDEM_POLICY_WORKER_ACTIVITIES ?? '512')),
 })));
 const metricsServer = await startMetricsEndpoint(metricsPort, metrics.registry);
-console.log(`${READY_LINE} policy-worker on task queue ${taskQueue} (replica ${replica}), device ${device}`);
+console.log(readyLine(`policy-worker on task queue ${taskQueue} (replica ${replica}), device ${device}`));
 await Promise.all(workers.map((w) => w.run()));
 await Promise.all([engine.stop(), producer.close()]);
 metricsServer.close();

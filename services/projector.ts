@@ -8,7 +8,7 @@ import type { EventEnvelope } from '../domain/events.js';
 import { applyMigrations } from '../infra/db/migrate.js';
 import { openPool } from '../infra/db/pool.js';
 import { makeKafka } from '../infra/kafka/client.js';
-import { MAX_RECORD_BYTES, PROJECTOR_GROUP, READY_LINE, stackSettings, TOPICS } from '../infra/settings.js';
+import { MAX_RECORD_BYTES, PROJECTOR_GROUP, readyLine, stackSettings, TOPICS } from '../infra/settings.js';
 import { appendEvents } from './projector/append.js';
 
 const s = stackSettings();
@@ -40,7 +40,7 @@ await consumer.run({
     if (envelopes.length > 0) await appendEvents(db, envelopes);
   },
 });
-console.log(`${READY_LINE} projector consuming ${TOPICS.events}`);
+console.log(readyLine(`projector consuming ${TOPICS.events}`));
 
 const shutdown = async () => {
   await consumer.disconnect();

@@ -1,11 +1,10 @@
 // Fault injection on the test stack: kill -9 a service, bring it back with `stack up <service>`,
 // and wait out outages. Every random choice comes from one seeded generator whose seed is
 // printed, so a failing schedule can be replayed with TANDEM_FAULT_SEED=<seed>.
-import { readFileSync } from 'node:fs';
 import type { WorkflowHandle } from '@temporalio/client';
 import { mulberry32 } from '../../envs/shared/rng.js';
 import { stackUp } from '../../infra/stack.js';
-import { childPids, servicePid } from './processes.js';
+import { alive, childPids, servicePid } from './processes.js';
 
 /** What a fault test can kill: the stack's services, plus the engine inside the policy worker. */
 export type FaultTarget = 'cpu-worker' | 'policy-worker' | 'engine' | 'projector' | 'kafka' | 'temporal' | 'postgres';
@@ -52,20 +51,6 @@ export async function kill9(target: FaultTarget): Promise<number> {
     await sleep(100);
   }
   return pid;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  // A zombie is dead too; it only waits for its parent to reap it.
-  try {
-    return !/\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return false;
-  }
 }
 
 /** Starts the target again (the engine needs nothing: the policy worker starts a fresh one). */

@@ -23,3 +23,20 @@ export function childPids(ppid: number, marker: string): number[] {
   }
   return pids;
 }
+
+/**
+ * Whether `pid` is alive. A zombie is not (it only waits for its parent to reap it) once its last
+ * thread has exited: a killed process shows its main thread as a zombie while the others still exit.
+ */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    return !/\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8')) || readdirSync(`/proc/${pid}/task`).length > 1;
+  } catch {
+    return false;
+  }
+}

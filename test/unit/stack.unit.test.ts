@@ -1,7 +1,8 @@
-// The dev server's dynamic config as the stack passes it: Tandem's values, the user's on top.
+// The stack's pure helpers: the dev server's dynamic config as the stack passes it (Tandem's values,
+// the user's on top) and the log lines a failed start quotes.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { TEMPORAL_DYNAMIC_CONFIG, temporalDynamicConfigArgs } from '../../infra/stack.js';
+import { lastLines, TEMPORAL_DYNAMIC_CONFIG, temporalDynamicConfigArgs } from '../../infra/stack.js';
 
 const values = (args: string[]) => {
   assert.ok(args.every((a, i) => (i % 2 === 0) === (a === '--dynamic-config-value')), args.join(' '));
@@ -24,4 +25,12 @@ test('an entry that is not key=value is refused, naming it', () => {
   for (const bad of ['history.transferProcessorMaxPollRPS', '=5', 'a.b=']) {
     assert.throws(() => temporalDynamicConfigArgs(`x.y=1,${bad}`), new RegExp(`TANDEM_TEMPORAL_DYNAMIC_CONFIG: "${bad.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}" is not key=value`));
   }
+});
+
+test("a service's start failure quotes its log's last lines", () => {
+  const log = Array.from({ length: 30 }, (_, i) => `line ${i + 1}`).join('\n');
+  assert.equal(lastLines(log, 3), 'line 28\nline 29\nline 30');
+  assert.equal(lastLines(`${log}\n\n`, 1), 'line 30');
+  assert.equal(lastLines('only one\n'), 'only one');
+  assert.equal(lastLines(''), '(nothing)');
 });
