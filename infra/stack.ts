@@ -478,6 +478,8 @@ export interface ServiceStatus {
   name: string;
   state: 'running' | 'stale' | 'stopped';
   pid?: number;
+  /** When it is not running: processes of it that no pid file names (`stack up` and `down` kill them). */
+  untracked?: number[];
   port?: number;
   log: string;
 }
@@ -486,10 +488,12 @@ export function stackStatus(): ServiceStatus[] {
   const s = stackSettings();
   return services(s).map((svc) => {
     const st = pidState(s, svc);
+    const untracked = st.state === 'running' ? [] : taggedPids(serviceTag(s, svc));
     return {
       name: svc.name,
       state: st.state,
       pid: st.state === 'stopped' ? undefined : st.pid,
+      ...(untracked.length > 0 ? { untracked } : {}),
       port: svc.port,
       log: logFile(s, svc.name),
     };

@@ -44,6 +44,10 @@ function status(opts: { json?: boolean }): number {
     for (const r of rows) {
       const state = r.state === 'running' ? `running (pid ${r.pid})` : r.state === 'stale' ? `stale pid ${r.pid}` : 'stopped';
       console.log(`${r.name.padEnd(14)} ${state.padEnd(22)} ${r.port ? `port ${r.port}`.padEnd(11) : ''.padEnd(11)} log ${r.log}`);
+      if (r.untracked) {
+        const them = r.untracked.length === 1 ? 'it' : 'them';
+        console.log(`${''.padEnd(14)} untracked: pid ${r.untracked.join(', ')} (no pid file names ${them}; \`stack up\` or \`stack down\` kills ${them})`);
+      }
     }
   }
   return rows.every((r) => r.state === 'running') ? 0 : 3;

@@ -33,9 +33,9 @@ cpSync(projectPath('.tools/models/tandem-tiny'), model, { recursive: true });
 const modelConfig = JSON.parse(readFileSync(join(model, 'config.json'), 'utf8'));
 writeFileSync(join(model, 'config.json'), JSON.stringify({ ...modelConfig, max_position_embeddings: 8192 }, null, 2));
 after(async () => {
+  rmSync(model, { recursive: true, force: true });
   await stackUp({ say: log });
   await Promise.all([t.close(), db.close()]);
-  rmSync(model, { recursive: true, force: true });
 });
 
 function config(maxResponse: number) {

@@ -1,8 +1,8 @@
 // `stack up` and `stack down` keep to the processes they started, whatever the pid files say, and a
 // start that fails says why. On the test stack's CPU worker:
-//   - a CPU worker its pid file no longer names (the file lost, or naming another start) is killed
-//     by `stack up` before it starts another, and by `stack down`: left alive it would hold the
-//     worker's port, and every later start would fail;
+//   - a CPU worker its pid file no longer names (the file lost, or naming another start) is shown
+//     by `stack status`, and killed by `stack up` before it starts another, and by `stack down`:
+//     left alive it would hold the worker's port, and every later start would fail;
 //   - a start that cannot bind its metrics port fails, after its tries, quoting the worker's log.
 // A disruptive test (it stops and starts the CPU worker): infra/test.sh runs it beside no other
 // stack test.
@@ -12,7 +12,7 @@ import { writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { stackDown, stackUp } from '../../infra/stack.js';
+import { stackDown, stackStatus, stackUp } from '../../infra/stack.js';
 import { alive, servicePid } from '../support/processes.js';
 import { settings } from '../support/stack.js';
 
@@ -33,6 +33,9 @@ const pidFile = join(settings.dataDir, 'run', 'cpu-worker.pid');
 test('a CPU worker no pid file names is killed by `stack up` before it starts one, and by `stack down`', async () => {
   const untracked = servicePid('cpu-worker');
   writeFileSync(pidFile, `${deadPid()}\n`);
+  const status = stackStatus().find((r) => r.name === 'cpu-worker');
+  assert.equal(status?.state, 'stale');
+  assert.ok(status?.untracked?.includes(untracked), `status shows the untracked worker: ${JSON.stringify(status)}`);
   const said: string[] = [];
   await stackUp({ only: ['cpu-worker'], say: (line) => said.push(line) });
   assert.ok(!alive(untracked), `the untracked worker (pid ${untracked}) was killed`);
