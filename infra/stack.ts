@@ -442,7 +442,7 @@ async function stopService(s: StackSettings, svc: Service, say: (line: string) =
     // Postgres: SIGINT is its "fast" shutdown; everyone else gets SIGTERM.
     signalGroup(svc.name === 'postgres' ? 'SIGINT' : 'SIGTERM');
     const deadline = Date.now() + 30_000;
-    while (Date.now() < deadline && isService(current.pid, svc)) await new Promise((r) => setTimeout(r, 200));
+    while (Date.now() < deadline && !ended(current.pid)) await new Promise((r) => setTimeout(r, 200));
     // Its group goes with it, whatever of it is left (ended children of ours are reaped at once).
     signalGroup('SIGKILL');
     const gone = Date.now() + 10_000;
