@@ -7,6 +7,7 @@ import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, 
 import net from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { MAX_RECORD_BYTES, projectPath, READY_LINE, readyIn, stackSettings, type StackSettings } from './settings.js';
 import { acceptsQueries, applyMigrations, ensureDatabase } from './db/migrate.js';
 import { ensureTopics } from './kafka/topics.js';
@@ -258,7 +259,7 @@ function pidState(s: StackSettings, svc: Service): PidState {
 function isService(pid: number, svc: Service): boolean {
   try {
     const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
-    return cmdline.includes(svc.marker) && !ended(pid);
+    return cmdline.includes(svc.marker) && !processEnded(pid);
   } catch {
     return false; // no such process
   }
@@ -269,7 +270,7 @@ function isService(pid: number, svc: Service): boolean {
  * its main thread as a zombie while its other threads still exit, its files, ports among them,
  * still open.)
  */
-function ended(pid: number): boolean {
+export function processEnded(pid: number): boolean {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     return stat.slice(stat.lastIndexOf(')') + 2)[0] === 'Z' && readdirSync(`/proc/${pid}/task`).length <= 1;
@@ -278,13 +279,21 @@ function ended(pid: number): boolean {
   }
 }
 
-function groupExists(pgid: number): boolean {
+/** Sends `sig` to process group `pgid` (0: none, only asks); false when none of it is left. */
+function signalGroup(pgid: number, sig: NodeJS.Signals | 0): boolean {
   try {
-    process.kill(-pgid, 0);
+    process.kill(-pgid, sig);
     return true;
   } catch {
-    return false;
+    return false; // no process of it is left
   }
+}
+
+/** Kills process group `pgid` and waits (10 s at most) until none of it is left. */
+async function killGroup(pgid: number): Promise<void> {
+  signalGroup(pgid, 'SIGKILL');
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline && signalGroup(pgid, 0)) await sleep(100);
 }
 
 /**
@@ -326,7 +335,7 @@ async function killUntracked(s: StackSettings, svc: Service, say: (line: string)
     }
   }
   const deadline = Date.now() + 10_000;
-  while (!pids.every(ended) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  while (!pids.every(processEnded) && Date.now() < deadline) await sleep(100);
   say(`${svc.name}: killed ${pids.length === 1 ? 'a process' : `${pids.length} processes`} of it that no pid file named (pid ${pids.join(', ')})`);
 }
 
@@ -334,7 +343,7 @@ async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: n
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (await check()) return;
-    await new Promise((r) => setTimeout(r, 250));
+    await sleep(250);
   }
   throw new Error(`${what} did not become ready in ${timeoutMs / 1000}s; see ${log}`);
 }
@@ -363,7 +372,7 @@ async function startService(s: StackSettings, svc: Service, say: (line: string) 
     } catch (err) {
       if (!(err instanceof ExitedDuringStart) || attempt >= 3) throw err;
       say(`${svc.name}: exited during start; trying again. Its log's last lines:\n${indent(err.logTail)}`);
-      await new Promise((r) => setTimeout(r, 2000));
+      await sleep(2000);
     }
   }
 }
@@ -409,14 +418,7 @@ async function launchService(s: StackSettings, svc: Service, say: (line: string)
     svc.name,
     async () => {
       if (!isService(pid, svc)) {
-        // Whatever is left of it goes too, before the pid file names another start.
-        try {
-          process.kill(-pid, 'SIGKILL');
-        } catch {
-          /* gone */
-        }
-        const gone = Date.now() + 10_000;
-        while (Date.now() < gone && groupExists(pid)) await new Promise((r) => setTimeout(r, 100));
+        await killGroup(pid); // whatever is left of it, before the pid file names another start
         throw new ExitedDuringStart(svc.name, log, lastLines(readLog(s, svc.name, logFrom)));
       }
       return svc.ready(logFrom, pid);
@@ -432,21 +434,11 @@ async function stopService(s: StackSettings, svc: Service, say: (line: string) =
   const current = pidState(s, svc);
   rmSync(pidFile(s, svc.name), { force: true });
   if (current.state === 'running') {
-    const signalGroup = (sig: NodeJS.Signals) => {
-      try {
-        process.kill(-current.pid, sig);
-      } catch {
-        /* already gone */
-      }
-    };
     // Postgres: SIGINT is its "fast" shutdown; everyone else gets SIGTERM.
-    signalGroup(svc.name === 'postgres' ? 'SIGINT' : 'SIGTERM');
+    signalGroup(current.pid, svc.name === 'postgres' ? 'SIGINT' : 'SIGTERM');
     const deadline = Date.now() + 30_000;
-    while (Date.now() < deadline && !ended(current.pid)) await new Promise((r) => setTimeout(r, 200));
-    // Its group goes with it, whatever of it is left (ended children of ours are reaped at once).
-    signalGroup('SIGKILL');
-    const gone = Date.now() + 10_000;
-    while (Date.now() < gone && groupExists(current.pid)) await new Promise((r) => setTimeout(r, 100));
+    while (Date.now() < deadline && !processEnded(current.pid)) await sleep(200);
+    await killGroup(current.pid); // whatever is left of its group (ended children of ours are reaped at once)
     say(`${svc.name}: stopped`);
   } else if (current.state === 'stale') say(`${svc.name}: stale pid ${current.pid} removed`);
   await killUntracked(s, svc, say);

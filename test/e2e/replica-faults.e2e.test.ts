@@ -19,7 +19,7 @@ import { progressQuery, stopSignal, type RunProgress } from '../../workflows/mes
 import { trainingRun } from '../../workflows/trainingRun.js';
 import { assertExactlyOnce } from '../support/exactlyOnce.js';
 import { sleep } from '../support/faults.js';
-import { childPids } from '../support/processes.js';
+import { childPids } from '../support/hostProcesses.js';
 import { database, settings, temporal } from '../support/stack.js';
 
 const log = (line: string) => console.log(`[replica-faults] ${new Date().toISOString().slice(11, 19)} ${line}`);

@@ -16,6 +16,7 @@ import { EngineClient, type EngineStats } from '../../infra/engine/client.js';
 import { lazyProducer } from '../../infra/kafka/client.js';
 import { policiesOf, trainable } from '../../policy/spec.js';
 import { policyRef } from '../../policy/ref.js';
+import { eventually } from '../support/eventually.js';
 import { kafka } from '../support/stack.js';
 
 const engine = new EngineClient('cpu', () => {});
@@ -49,7 +50,7 @@ const turn = (over: Partial<AgentTurnInput>): AgentTurnInput => ({
 const stats = () => engine.request<EngineStats>('stats', {});
 /** Waits until the engine decodes `rows` rows (a minute at most, for a loaded machine). */
 async function decoding(rows: number): Promise<void> {
-  for (let waited = 0; (await stats()).live_rows < rows && waited < 60_000; waited += 50) await new Promise((r) => setTimeout(r, 50));
+  await eventually(`the engine decoding ${rows} rows`, async () => ((await stats()).live_rows >= rows ? true : undefined), 60_000, 50).catch(() => {});
   assert.equal((await stats()).live_rows, rows, `the engine is not decoding the turn's ${rows} rows`);
 }
 /** One agentTurn attempt in a mock activity context. */

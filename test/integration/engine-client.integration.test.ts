@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, test } from 'node:test';
 import { EngineClient, EngineError } from '../../infra/engine/client.js';
-import { childPids } from '../support/processes.js';
+import { childPids } from '../support/hostProcesses.js';
 
 const engine = new EngineClient('cpu', () => {});
 after(() => engine.stop());

@@ -7,7 +7,8 @@ import { loadRunConfig } from '../../configs/load.js';
 import { CPU_QUEUE } from '../../infra/settings.js';
 import { progressQuery } from '../../workflows/messages.js';
 import { trainingRun } from '../../workflows/trainingRun.js';
-import { childPids, servicePid } from '../support/processes.js';
+import { childPids } from '../support/hostProcesses.js';
+import { servicePid } from '../support/processes.js';
 import { eventually } from '../support/eventually.js';
 import { temporal } from '../support/stack.js';
 

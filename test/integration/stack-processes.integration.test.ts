@@ -13,7 +13,8 @@ import net from 'node:net';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { stackDown, stackStatus, stackUp } from '../../infra/stack.js';
-import { alive, servicePid } from '../support/processes.js';
+import { alive } from '../support/hostProcesses.js';
+import { servicePid } from '../support/processes.js';
 import { settings } from '../support/stack.js';
 
 after(() => stackUp({ say: () => {} }));

@@ -4,7 +4,8 @@
 import type { WorkflowHandle } from '@temporalio/client';
 import { mulberry32 } from '../../envs/shared/rng.js';
 import { stackUp } from '../../infra/stack.js';
-import { alive, childPids, servicePid } from './processes.js';
+import { alive, childPids } from './hostProcesses.js';
+import { servicePid } from './processes.js';
 
 /** What a fault test can kill: the stack's services, plus the engine inside the policy worker. */
 export type FaultTarget = 'cpu-worker' | 'policy-worker' | 'engine' | 'projector' | 'kafka' | 'temporal' | 'postgres';

@@ -1,6 +1,7 @@
-// Host processes as the sandbox tests see them (from /proc): those of a range of sandbox uids,
-// a pid's parent and command line, and the launcher a process started.
+// Host processes as the tests see them (from /proc): those of a range of sandbox uids, a pid's
+// parent and command line, a process's children, and whether a process is alive.
 import { readdirSync, readFileSync } from 'node:fs';
+import { processEnded } from '../../infra/stack.js';
 
 const pids = () => readdirSync('/proc').filter((p) => /^\d+$/.test(p)).map(Number);
 
@@ -48,10 +49,16 @@ export function hostProcess(pid: number): { ppid: number; cmdline: string } {
   }
 }
 
-/** The sandbox launcher that `parent` started (activities/sandbox/launcher.mjs), if any. */
-export function launcherOf(parent: number): number | undefined {
-  return pids().find((p) => {
-    const { ppid, cmdline } = hostProcess(p);
-    return ppid === parent && /launcher\.mjs/.test(cmdline);
+/** Pids of the processes whose parent is `ppid` and whose command line contains `marker`. */
+export function childPids(ppid: number, marker: string): number[] {
+  return pids().filter((p) => {
+    const { ppid: parent, cmdline } = hostProcess(p);
+    return parent === ppid && cmdline.includes(marker);
   });
 }
+
+/** The sandbox launcher that `parent` started (activities/sandbox/launcher.mjs), if any. */
+export const launcherOf = (parent: number): number | undefined => childPids(parent, 'launcher.mjs')[0];
+
+/** Whether `pid` is alive: not once it has ended (infra/stack.ts `processEnded`: a zombie with no thread left counts as ended). */
+export const alive = (pid: number): boolean => !processEnded(pid);
