@@ -8,7 +8,7 @@ import type { SamplingConfig } from '../configs/schema.js';
 import { policyKey, sampleIdOf } from '../domain/ids.js';
 import type { ChatMessage } from '../envs/types.js';
 import { RecordTooLarge, type LazyProducer } from '../infra/kafka/client.js';
-import { EngineError, type GenerateResult } from '../infra/engine/client.js';
+import { EngineError, type GenerateRequest, type GenerateResult } from '../infra/engine/client.js';
 import { TOPICS } from '../infra/settings.js';
 import { loadSpec, offPolicy, type EngineDeps } from '../policy/activities.js';
 import { engineKey, type PolicyRef } from '../policy/ref.js';
@@ -71,7 +71,7 @@ export function createAgentTurnActivities(deps: AgentTurnDeps) {
   return {
     async agentTurn(input: AgentTurnInput): Promise<CandidateText[]> {
       const { policy } = input;
-      const request = {
+      const request: GenerateRequest = {
         policy: engineKey(policy),
         version: input.policyVersion,
         messages: input.messages,
@@ -80,6 +80,8 @@ export function createAgentTurnActivities(deps: AgentTurnDeps) {
         top_p: input.sampling.top_p,
         top_k: input.sampling.top_k,
         min_p: input.sampling.min_p,
+        // (absent in the sampling settings of turns scheduled before it existed: off)
+        repetition_penalty: input.sampling.repetition_penalty ?? 1,
         max_new_tokens: input.maxNewTokens,
         stop: [],
         ignore_eos: input.sampling.ignore_eos,

@@ -24,7 +24,7 @@ import { join } from 'node:path';
 import { activityInfo, ApplicationFailure, heartbeat, log } from '@temporalio/activity';
 import type { Kafka } from 'kafkajs';
 import type { RunConfig } from '../configs/schema.js';
-import { groupAdvantages } from '../domain/atgrpo.js';
+import { advantageOptions, groupAdvantages } from '../domain/atgrpo.js';
 import { envelopes } from '../domain/events.js';
 import { policyKey, updateConsumerGroup, updateGroupsOf, updateReaderGroup, updateStream } from '../domain/ids.js';
 import { readBatch } from '../infra/kafka/readBatch.js';
@@ -114,8 +114,8 @@ export function createUpdateActivities(deps: EngineDeps & { kafka: Kafka; produc
         throw selected.retryable ? ApplicationFailure.retryable(selected.message, selected.type) : ApplicationFailure.nonRetryable(selected.message, selected.type);
       }
       const { scores: scored, tokens } = selected;
-      const advantages = groupAdvantages(scored, { normByStd: input.update.norm_adv_by_std, zeroVariance: input.update.zero_variance_groups });
-      // Samples of dropped (zero-variance) groups are consumed by this update but not trained on.
+      const advantages = groupAdvantages(scored, advantageOptions(input.update));
+      // Samples of filtered or dropped (zero-variance) groups are consumed by this update but not trained on.
       const trained = scored.filter((s) => advantages.has(s.sampleId));
       const replicas = policy.spec.replicas;
       if (replica && !replicas) throw ApplicationFailure.nonRetryable(`policy ${policy.spec.name} has no replicas, but this update is one replica's part of a step`, 'PlacementMismatch');
@@ -173,7 +173,7 @@ export function createUpdateActivities(deps: EngineDeps & { kafka: Kafka; produc
             policy: policy.spec.name,
             fromVersion: input.fromVersion,
             toVersion: result.version,
-            // null: the sample's group had zero variance and was dropped.
+            // null: the sample's group was left out (update.group_filter, or zero variance with 'drop').
             advantages: Object.fromEntries(scored.map((s) => [s.sampleId, advantages.get(s.sampleId) ?? null])),
           },
         ]);

@@ -19,6 +19,9 @@ const samplingSchema = z
     top_p: z.number().gt(0).max(1).default(1.0),
     top_k: z.number().int().min(-1).default(-1),
     min_p: z.number().min(0).max(1).default(0),
+    // vLLM's meaning: a token already in the prompt or the response has its logit x made x/p
+    // (x > 0) or x*p; 1 = off (the reference trains and validates with 1.2).
+    repetition_penalty: z.number().gt(0).default(1.0),
     enable_thinking: z.boolean().default(false),
     // vLLM's name: generate to the length limit whatever stop tokens the model writes (for tests
     // and benchmarks of long responses with any model).
@@ -178,6 +181,10 @@ export const runConfigSchema = z
         weight_decay: z.number().min(0).default(0),
         warmup_steps: z.number().int().min(0).default(10),
         min_lr_ratio: z.number().min(0).max(1).default(0.3),
+        // Where the warm-up starts: fraction, lr / warmup_steps at the first update (full lr at update
+        // warmup_steps - 1); min_lr, lr x min_lr_ratio, rising to the full lr at update warmup_steps
+        // (verl's cosine schedule, the reference's).
+        warmup_start: z.enum(['fraction', 'min_lr']).default('fraction'),
         // PPO clipped surrogate: ratio clipped to [1 - clip_low, 1 + clip_high]; dual-clip bounds
         // the loss of negative-advantage tokens at dual_clip_c * |A| (null: off).
         clip_low: z.number().min(0).default(0.2),
@@ -211,6 +218,16 @@ export const runConfigSchema = z
         // Groups whose scores are all equal (no signal): kept with advantage 0 (they still count
         // in the token-mean denominator, as in the reference), or dropped from the update.
         zero_variance_groups: z.enum(['keep', 'drop']).default('keep'),
+        // The reference's group filter (its filter_method / filter_ratio; domain/atgrpo.ts
+        // filteredGroups): before the advantages, floor(ratio x groups) of a policy's groups are left
+        // out of its update, those with the lowest mean score (mean) or the lowest range-normalised
+        // variance (std). none: every group is used. The reference's puzzle configs use mean, 0.5.
+        group_filter: z
+          .strictObject({
+            method: z.enum(['none', 'mean', 'std']).default('none'),
+            ratio: z.number().min(0).lt(1, 'must be < 1: a ratio of 1 drops every group').default(0.5),
+          })
+          .prefault({}),
         // training.train_sample_num = 1 makes every group one sample, whose advantage is always 0:
         // refused unless this says it is meant (e.g. to measure rollout alone).
         allow_singleton_groups: z.boolean().default(false),

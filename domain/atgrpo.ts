@@ -99,26 +99,73 @@ export function advantageInputs(algorithm: Algorithm, groups: ScoredGroup[]): Ad
 export type ZeroVarianceGroups = 'keep' | 'drop';
 
 /**
- * GRPO advantage within each group: A = (s - mean(s)) / (std(s) + eps), or s - mean(s)
- * without the std normalisation; std is the population std (divide by the member count), as
- * in the reference. A group whose scores are all equal carries no signal: with 'keep' its
- * samples stay in the batch with advantage 0 (they still count in token-mean denominators);
- * with 'drop' they are left out of the returned map, so the update never sees them.
+ * The reference's group filter (`filter_method`, `filter_ratio` of its ppo_trainer_config;
+ * `_assign_consistent_uids` in pettingllms/trainer/multi_agents_ppo_trainer.py): before the
+ * advantages, the floor(ratio x groups) groups ranked lowest are left out of the update.
+ *   mean  ranked by the mean of their members' scores: the groups that did worst are dropped;
+ *   std   ranked by their range-normalised variance, var / (max - min)^2 (0 when all are equal):
+ *         the groups that separate their members least are dropped.
+ * A group of one member ranks as 0 under both, as in the reference. Ties fall to the group key's
+ * order (the reference's fall to the order its batch happens to be in).
  */
-export function groupAdvantages(
-  samples: AdvantageInput[],
-  opts: { normByStd: boolean; zeroVariance: ZeroVarianceGroups },
-  eps = 1e-6,
-): Map<string, number> {
+export interface GroupFilter {
+  method: 'none' | 'mean' | 'std';
+  ratio: number;
+}
+
+export interface AdvantageOptions {
+  normByStd: boolean;
+  zeroVariance: ZeroVarianceGroups;
+  filter?: GroupFilter;
+}
+
+/** The advantage settings of a run's `update` section, as the update and the audit both read them. */
+export function advantageOptions(update: { norm_adv_by_std: boolean; zero_variance_groups: ZeroVarianceGroups; group_filter: GroupFilter }): AdvantageOptions {
+  return { normByStd: update.norm_adv_by_std, zeroVariance: update.zero_variance_groups, filter: update.group_filter };
+}
+
+/** Each member's score once (a grpo trajectory has one score however many turns it has). */
+const memberScores = (members: AdvantageInput[]) => [...new Map(members.map((s) => [s.member, s.score])).values()];
+
+/** The rank of a group under the filter: lower is dropped first. */
+function filterRank(method: 'mean' | 'std', scores: number[]): number {
+  if (scores.length < 2) return 0;
+  const mean = scores.reduce((a, x) => a + x, 0) / scores.length;
+  if (method === 'mean') return mean;
+  const range = Math.max(...scores) - Math.min(...scores);
+  return range === 0 ? 0 : scores.reduce((a, x) => a + (x - mean) ** 2, 0) / scores.length / range ** 2;
+}
+
+/** The keys of the groups the filter leaves out. */
+export function filteredGroups(groups: Map<string, AdvantageInput[]>, filter: GroupFilter | undefined): Set<string> {
+  if (!filter || filter.method === 'none' || filter.ratio <= 0) return new Set();
+  const method = filter.method;
+  const ranked = [...groups].map(([key, members]) => ({ key, rank: filterRank(method, memberScores(members)) }));
+  ranked.sort((a, b) => a.rank - b.rank || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  return new Set(ranked.slice(0, Math.floor(groups.size * filter.ratio)).map((g) => g.key));
+}
+
+/**
+ * GRPO advantage within each group: A = (s - mean(s)) / (std(s) + eps), or s - mean(s)
+ * without the std normalisation; std is the population std (divide by the member count), where
+ * the reference's verl uses torch.std (n - 1): with K members every advantage is
+ * sqrt((K - 1) / K) of the reference's (0.87 at K = 4), a constant factor. Groups the filter
+ * leaves out are not in the returned map (the update never sees them). A group whose scores are
+ * all equal carries no signal: with 'keep' its samples stay in the batch with advantage 0 (they
+ * still count in token-mean denominators); with 'drop' they are left out too.
+ */
+export function groupAdvantages(samples: AdvantageInput[], opts: AdvantageOptions, eps = 1e-6): Map<string, number> {
   const groups = new Map<string, AdvantageInput[]>();
   for (const s of samples) {
     const g = groups.get(s.groupKey);
     if (g) g.push(s);
     else groups.set(s.groupKey, [s]);
   }
+  const filtered = filteredGroups(groups, opts.filter);
   const advantages = new Map<string, number>();
-  for (const members of groups.values()) {
-    const scores = [...new Map(members.map((s) => [s.member, s.score])).values()];
+  for (const [key, members] of groups) {
+    if (filtered.has(key)) continue;
+    const scores = memberScores(members);
     const mean = scores.reduce((a, x) => a + x, 0) / scores.length;
     const std = Math.sqrt(scores.reduce((a, x) => a + (x - mean) ** 2, 0) / scores.length);
     if (std < eps && opts.zeroVariance === 'drop') continue;

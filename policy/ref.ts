@@ -10,6 +10,8 @@ export interface OptimSpec {
   warmup_steps: number;
   total_steps: number;
   min_lr_ratio: number;
+  /** Where the warm-up starts: lr / warmup_steps, or lr x min_lr_ratio (verl's, the reference's). */
+  warmup_start: 'fraction' | 'min_lr';
 }
 
 export interface PolicyRef {
@@ -34,6 +36,7 @@ export function policyRef(runId: string, spec: PolicySpec, cfg: RunConfig, check
       // One optimizer step per iteration: the schedule ends with the run.
       total_steps: cfg.training.total_training_steps,
       min_lr_ratio: u.min_lr_ratio,
+      warmup_start: u.warmup_start,
     },
     dataDir: cfg.data_dir,
     ...(checkpointDir ? { checkpointDir } : {}),

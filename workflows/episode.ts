@@ -42,6 +42,12 @@ export interface EpisodeInput {
    * published and `initial` is the env's initial state. Unset: the episode opens itself.
    */
   opened?: { initial: unknown };
+  /**
+   * What the sampling seeds derive from in place of the episode id: evaluations of different runs
+   * given the same key sample their j-th episode alike (common random numbers for paired
+   * comparisons). Unset: the episode id.
+   */
+  seedKey?: string;
 }
 
 /** An episode's first event, at position 0 of its stream. */
@@ -84,7 +90,7 @@ export async function episode(input: EpisodeInput): Promise<EpisodeSummary> {
         maxNewTokens: cfg.training.max_response_length,
         maxPromptTokens: cfg.training.max_prompt_length,
         truncation: cfg.training.truncation,
-        seed: samplingSeed(episodeId, turn, agent),
+        seed: samplingSeed(input.seedKey ?? episodeId, turn, agent),
       });
     },
     score: ({ agent, state }, texts) => scorer.scoreCandidates({ env: cfg.env, agent, state, texts, alpha: cfg.alpha }),

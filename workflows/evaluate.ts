@@ -31,6 +31,20 @@ export interface EvaluateInput {
   versions?: Record<string, number>;
   /** Per policy name: a checkpoint folder (<dir>/v<N>/...) to load the newest version from. */
   checkpointDirs?: Record<string, string>;
+  /** Which held-out problems: the validation seeds (default) or the test seeds (envs/index.ts heldOutSeed). */
+  split?: 'validation' | 'test';
+  /**
+   * Sample episode j with the seeds of `<samplingKey>/ep<j>` instead of its own id, so that
+   * evaluations of different runs given the same key draw alike (paired comparisons). Unset: each
+   * evaluation its own.
+   */
+  samplingKey?: string;
+  /**
+   * Free the policies' engine copies at the end: they were loaded for this evaluation alone (a
+   * run that has ended, evaluated afterwards). Default: only for an evaluation on demand (runId is
+   * its own id).
+   */
+  release?: boolean;
 }
 
 export async function evaluate(input: EvaluateInput): Promise<EvaluationResult> {
@@ -56,21 +70,22 @@ export async function evaluate(input: EvaluateInput): Promise<EvaluationResult> 
       runId: input.runId,
       iteration: input.iteration ?? 0,
       episodeId,
-      problemSeed: heldOutSeed(Math.floor(j / repeats)),
+      problemSeed: heldOutSeed(Math.floor(j / repeats), input.split),
       phase: 'eval',
       candidates: 1,
       config: cfg,
       versions,
       checkpointDirs: input.checkpointDirs,
+      ...(input.samplingKey === undefined ? {} : { seedKey: `${input.samplingKey}/ep${j}` }),
     });
     return executeChild(episode, { workflowId: episodeId, args: [opened] });
   });
 
   const result = summariseEvaluation(evalId, input.runId, input.iteration, versions, episodes);
   await cpu.publishEvents(envelopes(evaluationStream(evalId), 0, [{ type: 'EvaluationFinished', ...result }]));
-  // An evaluation on demand loaded its own copies of the policies: free them.
-  if (input.runId === evalId) {
-    for (const spec of trainable(policiesOf(cfg))) await policyActivities(spec.taskQueue).releasePolicy(policyRef(evalId, spec, cfg, input.checkpointDirs?.[spec.name]));
+  // An evaluation on demand (or of a run that has ended) loaded its own copies of the policies: free them.
+  if (input.release ?? input.runId === evalId) {
+    for (const spec of trainable(policiesOf(cfg))) await policyActivities(spec.taskQueue).releasePolicy(policyRef(input.runId, spec, cfg, input.checkpointDirs?.[spec.name]));
   }
   return result;
 }

@@ -1,110 +1,180 @@
 // Proof of learning: the reference's results table in small, on this machine's stack.
-//   node --import tsx bench/learning/run.ts [--suite planpath|sokoban|smollm2-math|smollm2-arith] [--tokens N]
-//                                           [--val-problems N] [--val-samples N] [--batch N] [--map N] [--seeds N]
-//                                           [--rows id,id,...] [--stamp S] [--set key=value,...]
-// --suite planpath (the default): Plan-Path (map N x N) with the tiny model; sokoban: Sokoban (room
-// N x N, one box) with the tiny model; smollm2-math: math with SmolLM2-135M-Instruct
-// (configs/smollm2/). Every training row trains until its updates have consumed N sampled response
-// tokens (then `stop`: the iteration in flight finishes), and every row is evaluated on the same
-// held-out problems (validation seeds, --val-samples episodes each, sampled with the config's
-// val_llm_config). --seeds N (default 3) runs every row N times, each with its own training problems
-// (training.seed) and sampling seeds (the run id); the table gives each seed's held-out success,
-// their mean and a 95% interval for the mean (Student's t over the seeds: the run-to-run spread,
-// which is larger than one evaluation's), and which rows' intervals are apart.
-// --set key=value,... adds config overrides (dotted keys, as `tandem train` takes) to every row.
-// --stamp S continues an interrupted bench: its runs and evaluations (workflow ids learn-S-<row>)
-// are attached to where they are, running or finished, instead of started again.
+//   node --import tsx bench/learning/run.ts --stamp S [--suite planpath|planpath-helper|sokoban|smollm2-math|smollm2-arith]
+//        [--preset reference] [--rows id,...] [--seeds N] [--iterations N] [--lr full=X,lora=Y]
+//        [--tune full=a,b,...] [--tune-seeds N] [--test-problems N] [--test-samples N]
+//        [--curve-every N] [--curve-problems N] [--batch N] [--map N] [--set key=value,...] [--report]
+// Rows (bench/learning/rows.ts): single agent and two agents without RL; single agent + GRPO with
+// trajectory groups and with tree groups; two agents + plain GRPO; AT-GRPO L1 and L2. Every
+// training row trains for --iterations (default 60; training.total_training_steps, so each
+// config's LR schedule ends with its run), from --batch problems per iteration; the sampled
+// response tokens its updates consumed are reported beside it.
+// Learning rates: one per row family (full: the rows that train the whole shared model; lora: the
+// L2 adapters), --lr full=X,lora=Y; unset, the rate --tune chose on validation problems in the
+// same results file, else the family's config's own. --tune full=a,b,c runs each rate on the
+// family's training rows (--tune-seeds each, default 1), evaluates them on the validation
+// problems and prints each rate's mean; the final rows are evaluated on test problems only
+// (seeds never used for tuning: envs/shared/seeds.ts).
+// Evaluation: --test-problems problems (default 64), each played --test-samples times (default 2),
+// with each config's val_llm_config; every row of seed s plays the same problems with the same
+// sampling seeds (the evaluation's samplingKey), so rows compare pairwise per seed. Learning
+// curves: each training run evaluates itself every --curve-every iterations (default 10) on
+// --curve-problems validation problems (default 32), drawn as PNGs beside the results.
+// --preset reference applies the suite's configs/<env>/reference.preset.yaml to every row.
+// --seeds N (default 5): seed s trains on problems from training.seed = s x 1,000,000.
+// Results: every finished (row, seed) is appended to bench/learning/results/<stamp>.jsonl with the
+// commit and machine, and a run with the same --stamp skips what the file has (a bench spans
+// sessions); the file's first line holds the settings, which a later run must repeat. Runs of the
+// current session re-attach by workflow id (learn-<stamp>-...). --report prints the tables from the
+// file and draws the curves without running anything.
 // Uses the stack the TANDEM_* settings point at (`npx tandem stack up` first). Prints one line
-// per iteration to stderr and a Markdown section for bench/RESULTS.md to stdout.
-import { mkdirSync, writeFileSync } from 'node:fs';
+// per iteration to stderr and the Markdown section for bench/RESULTS.md to stdout.
+import { execSync } from 'node:child_process';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { ServiceError, WorkflowExecutionAlreadyStartedError, type Client, type WorkflowHandle, type WorkflowStartOptions } from '@temporalio/client';
 import type { Workflow, WorkflowResultType } from '@temporalio/common';
 import { loadRunConfig } from '../../configs/load.js';
 import type { RunConfig } from '../../configs/schema.js';
-import type { EvaluationResult } from '../../domain/events.js';
 import { CPU_QUEUE, projectRoot } from '../../infra/settings.js';
 import { temporalClient } from '../../services/cli/temporal.js';
 import { evaluate } from '../../workflows/evaluate.js';
-import { progressQuery, stopSignal } from '../../workflows/messages.js';
+import { progressQuery } from '../../workflows/messages.js';
 import { trainingRun } from '../../workflows/trainingRun.js';
-
-interface Row {
-  id: string;
-  label: string;
-  file: string;
-  /** null: no RL, the base model is evaluated as it is. */
-  algorithm: 'grpo' | 'at_grpo' | null;
-}
-
-/** The rows of a suite: the reference's table in small, on one environment and model. */
-function rowsOf(dir: string, prefix: string): Row[] {
-  const L0 = `${dir}/${prefix}_L0_single_agent.yaml`;
-  const L1 = `${dir}/${prefix}_L1_prompt.yaml`;
-  const L2 = `${dir}/${prefix}_L2_lora.yaml`;
-  return [
-    { id: 'single', label: 'single agent', file: L0, algorithm: null },
-    { id: 'single-grpo', label: 'single agent + GRPO', file: L0, algorithm: 'grpo' },
-    { id: 'multi', label: 'two agents, no RL', file: L1, algorithm: null },
-    { id: 'multi-grpo', label: 'two agents + plain GRPO', file: L1, algorithm: 'grpo' },
-    { id: 'at-grpo-l1', label: 'AT-GRPO L1 (one shared model)', file: L1, algorithm: 'at_grpo' },
-    { id: 'at-grpo-l2', label: 'AT-GRPO L2 (one LoRA adapter per agent)', file: L2, algorithm: 'at_grpo' },
-  ];
-}
+import { report } from './report.js';
+import { suiteOf, type Family, type Row } from './rows.js';
 
 function arg(name: string, fallback: string): string {
   const at = process.argv.indexOf(`--${name}`);
   return at >= 0 && process.argv[at + 1] !== undefined ? process.argv[at + 1] : fallback;
 }
-
-// planpath: Plan-Path with the tiny model; smollm2-math: math (the project's generated problems)
-// with SmolLM2-135M-Instruct, configs/smollm2/.
-// smollm2-arith: the same configs on one-step arithmetic (a + b, a - b, a x b) written by arithmetic()
-// below, problems that a 135M model sometimes solves, so that GRPO groups get different rewards.
-const SUITES = ['planpath', 'sokoban', 'smollm2-math', 'smollm2-arith'];
-const suite = arg('suite', 'planpath');
-if (!SUITES.includes(suite)) throw new Error(`--suite: one of ${SUITES.join(', ')}, not '${suite}'`);
-const puzzle = suite === 'planpath' || suite === 'sokoban';
-const ROWS = puzzle ? rowsOf(`configs/${suite}`, suite) : rowsOf('configs/smollm2', 'math');
-
-/** One-step arithmetic problems, {question, answer} rows: training and held-out files (different numbers). */
-function arithmetic(): string[] {
-  const dir = join(projectRoot, '.data', 'bench');
-  mkdirSync(dir, { recursive: true });
-  let x = 12345;
-  const next = (n: number) => ((x = (x * 1103515245 + 12345) % 2 ** 31), x % n);
-  const row = () => {
-    const op = next(3);
-    const a = op === 2 ? 2 + next(11) : 10 + next(90);
-    const b = 10 + next(90);
-    const [q, v] = op === 0 ? [`${a} + ${b}`, a + b] : op === 1 ? [`${Math.max(a, b)} - ${Math.min(a, b)}`, Math.abs(a - b)] : [`${a} × ${b}`, a * b];
-    return JSON.stringify({ question: `What is ${q}?`, answer: String(v) });
-  };
-  const files = { train: join(dir, 'arith-train.jsonl'), val: join(dir, 'arith-val.jsonl') };
-  const train = Array.from({ length: 4000 }, row);
-  const seen = new Set(train);
-  const val: string[] = [];
-  while (val.length < 500) {
-    const r = row();
-    if (!seen.has(r)) val.push(r), seen.add(r);
+const flag = (name: string) => process.argv.includes(`--${name}`);
+const num = (name: string, fallback: number) => {
+  const v = Number(arg(name, String(fallback)));
+  if (!Number.isFinite(v) || v < 0) throw new Error(`--${name}: a number >= 0, not '${arg(name, '')}'`);
+  return v;
+};
+/** `full=1e-4,lora=1e-3` (or `full=a,b,c` for --tune) -> family -> values. */
+function perFamily(name: string): Partial<Record<Family, number[]>> {
+  const out: Partial<Record<Family, number[]>> = {};
+  for (const part of arg(name, '').split(/,(?=[a-z]+=)/).filter(Boolean)) {
+    const [family, values] = part.split('=');
+    if (family !== 'full' && family !== 'lora') throw new Error(`--${name}: families are full and lora, not '${family}'`);
+    out[family] = (values ?? '').split(',').map(Number);
+    if (out[family]!.some((v) => !(v > 0))) throw new Error(`--${name}: ${family}'s rates must be numbers > 0: '${values}'`);
   }
-  writeFileSync(files.train, `${train.join('\n')}\n`);
-  writeFileSync(files.val, `${val.join('\n')}\n`);
-  return [`env.dataset.path=${files.train}`, `env.val_dataset.path=${files.val}`];
+  return out;
 }
-const suiteOverrides = suite === 'smollm2-arith' ? arithmetic() : [];
-const budget = Number(arg('tokens', '60000'));
-const valProblems = Number(arg('val-problems', '64'));
-const valSamples = Number(arg('val-samples', '2'));
-const batch = Number(arg('batch', '8'));
-const map = Number(arg('map', suite === 'sokoban' ? '6' : '5'));
-const seeds = Number(arg('seeds', '3'));
-const only = arg('rows', ROWS.map((r) => r.id).join(',')).split(',');
-const stamp = arg('stamp', new Date().toISOString().slice(0, 16).replace(/[-:T]/g, ''));
-const extra = arg('set', '').split(',').filter(Boolean);
 
-/** Starts the workflow, or attaches to the one of that id (running, or finished: --stamp). */
+/** What a results file's runs share: a later run with the same stamp must repeat these. */
+export interface Settings {
+  suite: string;
+  preset: string | null;
+  iterations: number;
+  batch: number;
+  map: number | null;
+  set: string[];
+  testProblems: number;
+  testSamples: number;
+  curveEvery: number;
+  curveProblems: number;
+}
+
+/** One finished row and seed (kind final: evaluated on test problems; tune: on validation problems). */
+export interface RunResult {
+  kind: 'final' | 'tune';
+  row: string;
+  seed: number;
+  /** The learning rate it trained at (null: no training). */
+  lr: number | null;
+  iterations: number;
+  /** Sampled response tokens its updates consumed; null when the bench did not see every iteration (re-attached to a run that had finished). */
+  tokens: number | null;
+  success: number;
+  episodes: number;
+  /** Held-out (validation) success during training, every curveEvery iterations. */
+  curve: { iteration: number; success: number }[];
+  minutes: number;
+  runId: string;
+  commit: string;
+  machine: string;
+  at: string;
+}
+
+const suite = suiteOf(arg('suite', 'planpath'));
+const stamp = arg('stamp', '');
+if (!/^[\w.-]+$/.test(stamp)) throw new Error('--stamp S names the bench (its results file and workflow ids): letters, digits, . _ -');
+const preset = arg('preset', '') || null;
+if (preset !== null && preset !== 'reference') throw new Error(`--preset: reference (configs/<env>/reference.preset.yaml), not '${preset}'`);
+const puzzle = ['planpath', 'planpath-helper', 'sokoban'].includes(suite.name);
+const settings: Settings = {
+  suite: suite.name,
+  preset,
+  iterations: num('iterations', 60),
+  batch: num('batch', 8),
+  map: puzzle ? num('map', suite.name === 'sokoban' ? 6 : 5) : null,
+  set: arg('set', '').split(',').filter(Boolean),
+  testProblems: num('test-problems', 64),
+  testSamples: num('test-samples', 2),
+  curveEvery: num('curve-every', 10),
+  curveProblems: num('curve-problems', 32),
+};
+const seeds = num('seeds', 5);
+const tuneSeeds = num('tune-seeds', 1);
+const only = arg('rows', suite.rows.map((r) => r.id).join(',')).split(',');
+const unknown = only.filter((id) => !suite.rows.some((r) => r.id === id));
+if (unknown.length) throw new Error(`--rows: ${unknown.join(', ')} not among ${suite.rows.map((r) => r.id).join(', ')}`);
+const rows = suite.rows.filter((r) => only.includes(r.id));
+const lrFlag = perFamily('lr');
+const tune = perFamily('tune');
+const overrides = suite.overrides();
+
+const resultsDir = join(projectRoot, 'bench', 'learning', 'results');
+const resultsFile = join(resultsDir, `${stamp}.jsonl`);
+
+/** The results file's runs; creates it with these settings, or checks that they are its own. */
+function readResults(): RunResult[] {
+  if (!existsSync(resultsFile)) {
+    mkdirSync(resultsDir, { recursive: true });
+    writeFileSync(resultsFile, `${JSON.stringify({ kind: 'bench', settings })}\n`);
+    return [];
+  }
+  const [head, ...lines] = readFileSync(resultsFile, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  const differ = (Object.keys(settings) as (keyof Settings)[]).filter((k) => JSON.stringify(head.settings[k]) !== JSON.stringify(settings[k]));
+  if (differ.length) {
+    throw new Error(`${resultsFile} was run with other settings: ${differ.map((k) => `${k} ${JSON.stringify(head.settings[k])} (now ${JSON.stringify(settings[k])})`).join(', ')}; repeat them or use another --stamp`);
+  }
+  return lines as RunResult[];
+}
+
+const configLr = (row: Row) => {
+  const loaded = loadRunConfig(row.file, [...overrides.run, ...(preset ? [`@${suite.dir}/${preset}.preset.yaml`] : [])]);
+  if (!loaded.ok) throw new Error(`${row.file}: ${JSON.stringify(loaded.issues)}`);
+  return loaded.config.update.lr;
+};
+
+/** The config of a row's run (split: which held-out problems its evaluations play). */
+function config(row: Row, seed: number, lr: number, split: 'run' | 'test'): RunConfig {
+  const loaded = loadRunConfig(row.file, [
+    ...overrides.run,
+    ...(split === 'test' ? overrides.test : []),
+    ...(preset ? [`@${suite.dir}/${preset}.preset.yaml`] : []),
+    ...(settings.map !== null ? [`env.map_size=${settings.map}`] : []),
+    `training.seed=${seed * 1_000_000}`,
+    `training.train_batch_size=${settings.batch}`,
+    `training.total_training_steps=${Math.max(1, settings.iterations)}`,
+    `training.val_freq=${settings.curveEvery}`,
+    `training.val_problems=${split === 'test' ? settings.testProblems : settings.curveProblems}`,
+    `training.validate_sample_num=${split === 'test' ? settings.testSamples : 1}`,
+    `algorithm=${row.algorithm ?? 'at_grpo'}`,
+    `update.lr=${lr}`,
+    ...settings.set,
+  ]);
+  if (!loaded.ok) throw new Error(`${row.file}: ${JSON.stringify(loaded.issues)}`);
+  return loaded.config;
+}
+
+/** Starts the workflow, or attaches to the one of that id (running, or finished). */
 async function startOrAttach<T extends Workflow>(client: Client, wf: T, options: WorkflowStartOptions<T>): Promise<WorkflowHandle<T>> {
   try {
     return await client.workflow.start(wf, { ...options, workflowIdReusePolicy: 'REJECT_DUPLICATE' });
@@ -128,124 +198,120 @@ async function resultOf<T extends Workflow>(handle: WorkflowHandle<T>): Promise<
   }
 }
 
-/** Seed s trains on problems from training.seed = s * 1,000,000 on (held-out problems are the same for all). */
-function config(row: Row, seed = 0): RunConfig {
-  const loaded = loadRunConfig(row.file, [
-    ...(puzzle ? [`env.map_size=${map}`] : suiteOverrides),
-    `training.seed=${seed * 1_000_000}`,
-    `training.train_batch_size=${batch}`,
-    'training.total_training_steps=1000', // the token budget ends the run, not the step count
-    'training.val_freq=0',
-    `training.val_problems=${valProblems}`,
-    `training.validate_sample_num=${valSamples}`,
-    `algorithm=${row.algorithm ?? 'at_grpo'}`,
-    ...extra,
-  ]);
-  if (!loaded.ok) throw new Error(`${row.file}: ${JSON.stringify(loaded.issues)}`);
-  return loaded.config;
-}
-
-/**
- * Trains until the updates have consumed about `budget` tokens; returns iterations and tokens.
- * A stop lets the iteration in flight finish, so it is sent as soon as that iteration is
- * expected (at the mean tokens per iteration so far) to reach the budget.
- */
-async function train(client: Client, row: Row, cfg: RunConfig, runId: string): Promise<{ iterations: number; tokens: number }> {
+/** Trains for the configured iterations, following the run's progress; returns what it consumed and its curve. */
+async function train(client: Client, label: string, cfg: RunConfig, runId: string): Promise<Pick<RunResult, 'iterations' | 'tokens' | 'curve'>> {
   const handle = await startOrAttach(client, trainingRun, { taskQueue: CPU_QUEUE, workflowId: runId, args: [{ config: cfg }] });
   let tokens = 0;
   let seen = -1;
-  let stopping = false;
-  const done = resultOf(handle);
+  let gap = false;
   let finished = false;
+  const done = resultOf(handle);
   done.then(() => (finished = true), () => (finished = true));
   while (!finished) {
     await new Promise((r) => setTimeout(r, 1000));
     const p = await handle.query(progressQuery).catch(() => undefined);
     for (const s of p?.recent ?? []) {
       if (s.iteration <= seen) continue;
+      if (s.iteration > seen + 1) gap = true;
       seen = s.iteration;
       tokens += Object.values(s.updates).reduce((n, u) => n + (u.tokens ?? 0), 0);
-      console.error(`${row.id} iteration ${s.iteration + 1}: success ${s.successRate.toFixed(3)}, ${tokens} tokens of ${budget}`);
-    }
-    if (!stopping && !finished && seen >= 0 && tokens + tokens / (seen + 1) >= budget) {
-      stopping = true;
-      await handle.signal(stopSignal);
+      console.error(`${label} iteration ${s.iteration + 1}/${cfg.training.total_training_steps}: training success ${s.successRate.toFixed(3)}, ${tokens} tokens`);
     }
   }
   const final = await done;
-  return { iterations: final.iteration, tokens };
+  return {
+    iterations: final.iteration,
+    tokens: gap || seen + 1 !== final.iteration ? null : tokens,
+    curve: final.evaluations.map((e) => ({ iteration: e.iteration, success: e.successRate })),
+  };
 }
 
-interface Result { row: Row; seed: number; iterations: number; tokens: number; evaluation: EvaluationResult; minutes: number }
+function commitOf(): string {
+  const head = execSync('git rev-parse --short HEAD', { cwd: projectRoot, encoding: 'utf8' }).trim();
+  const dirty = execSync('git status --porcelain --untracked-files=no', { cwd: projectRoot, encoding: 'utf8' }).trim() !== '';
+  return dirty ? `${head}+changes` : head;
+}
+const machine = `${cpus().length} x ${cpus()[0]?.model ?? 'CPU'}`;
 
-/** Student's t quantile for a two-sided 95% interval with `df` degrees of freedom. */
-function t975(df: number): number {
-  const table = [NaN, 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228];
-  return df < table.length ? table[df] : 1.96 + 2.4 / df; // close enough beyond 10
+async function runOne(client: Client, kind: RunResult['kind'], row: Row, seed: number, lr: number): Promise<RunResult> {
+  const started = Date.now();
+  const runId = `learn-${stamp}-${kind === 'tune' ? `tune${lr}-` : ''}${row.id}-s${seed}`;
+  const label = `${row.id} seed ${seed}${kind === 'tune' ? ` lr ${lr}` : ''}`;
+  const trained = row.algorithm === null ? { iterations: 0, tokens: 0, curve: [] } : await train(client, label, config(row, seed, lr, 'run'), runId);
+  const split = kind === 'tune' ? 'validation' : 'test';
+  const evalId = `${runId}/${split}-eval`;
+  const evaluation = await resultOf(await startOrAttach(client, evaluate, {
+    taskQueue: CPU_QUEUE,
+    workflowId: evalId,
+    args: [{ config: config(row, seed, lr, kind === 'tune' ? 'run' : 'test'), runId: row.algorithm === null ? evalId : runId, iteration: trained.iterations, split, samplingKey: `learn-${suite.name}-${split}-s${seed}`, release: true }],
+  }));
+  const result: RunResult = {
+    kind,
+    row: row.id,
+    seed,
+    lr: row.algorithm === null ? null : lr,
+    ...trained,
+    success: evaluation.successRate,
+    episodes: evaluation.episodes,
+    minutes: (Date.now() - started) / 60_000,
+    runId,
+    commit: commitOf(),
+    machine,
+    at: new Date().toISOString(),
+  };
+  appendFileSync(resultsFile, `${JSON.stringify(result)}\n`);
+  console.error(`${label}: ${split} success ${evaluation.successRate.toFixed(3)} after ${trained.iterations} iterations (${result.minutes.toFixed(1)} min)`);
+  return result;
 }
 
-/** The mean of a row's held-out success over its seeds, and the half-width of its 95% interval. */
-function interval(xs: number[]): { mean: number; half: number } {
-  const mean = xs.reduce((a, b) => a + b, 0) / xs.length;
-  if (xs.length < 2) return { mean, half: NaN };
-  const sd = Math.sqrt(xs.reduce((a, x) => a + (x - mean) ** 2, 0) / (xs.length - 1));
-  return { mean, half: (t975(xs.length - 1) * sd) / Math.sqrt(xs.length) };
+/** The rate each family trains at: --lr, else the best tuned one in the file, else its config's. */
+function ratesOf(results: RunResult[]): Record<Family, { lr: number; source: string }> {
+  const pick = (family: Family): { lr: number; source: string } => {
+    const given = lrFlag[family];
+    if (given) return { lr: given[0], source: '--lr' };
+    const tuned = results.filter((r) => r.kind === 'tune' && rows.some((row) => row.id === r.row && row.family === family) && r.lr !== null);
+    if (tuned.length) {
+      const byLr = new Map<number, number[]>();
+      for (const r of tuned) byLr.set(r.lr!, [...(byLr.get(r.lr!) ?? []), r.success]);
+      const best = [...byLr].map(([lr, xs]) => ({ lr, mean: xs.reduce((a, x) => a + x, 0) / xs.length })).sort((a, b) => b.mean - a.mean || a.lr - b.lr)[0];
+      return { lr: best.lr, source: 'tuned on validation problems' };
+    }
+    const row = suite.rows.find((r) => r.family === family)!;
+    return { lr: configLr(row), source: `${row.file}` };
+  };
+  return { full: pick('full'), lora: pick('lora') };
 }
 
 async function main(): Promise<void> {
-  const client = await temporalClient();
-  const results: Result[] = [];
-  // Seed by seed, so that an interrupted bench still has every row at its first seeds.
-  for (let seed = 0; seed < seeds; seed++) {
-    for (const row of ROWS.filter((r) => only.includes(r.id))) {
-      const started = Date.now();
-      const cfg = config(row, seed);
-      const runId = `learn-${stamp}-${row.id}-s${seed}`;
-      const trained = row.algorithm === null ? { iterations: 0, tokens: 0 } : await train(client, row, cfg, runId);
-      const evaluation = await resultOf(await startOrAttach(client, evaluate, {
-        taskQueue: CPU_QUEUE,
-        workflowId: `${runId}/final-eval`,
-        args: [{ config: cfg, runId, iteration: trained.iterations }],
-      }));
-      const minutes = (Date.now() - started) / 60_000;
-      console.error(`${row.id} seed ${seed}: held-out success ${evaluation.successRate.toFixed(3)} after ${trained.iterations} iterations (${minutes.toFixed(1)} min)`);
-      results.push({ row, seed, ...trained, evaluation, minutes });
+  const results = readResults();
+  const has = (kind: RunResult['kind'], row: string, seed: number, lr: number | null) =>
+    results.some((r) => r.kind === kind && r.row === row && r.seed === seed && (lr === null || r.lr === null || r.lr === lr));
+  if (!flag('report')) {
+    const client = await temporalClient();
+    if (Object.keys(tune).length) {
+      for (const [family, lrs] of Object.entries(tune) as [Family, number[]][]) {
+        for (let seed = 0; seed < tuneSeeds; seed++) {
+          for (const lr of lrs) {
+            for (const row of rows.filter((r) => r.family === family && r.algorithm !== null)) {
+              if (!has('tune', row.id, seed, lr)) results.push(await runOne(client, 'tune', row, seed, lr));
+            }
+          }
+        }
+      }
+    } else {
+      const rates = ratesOf(results);
+      for (const f of ['full', 'lora'] as const) console.error(`${f}: lr ${rates[f].lr} (${rates[f].source})`);
+      // Seed by seed, so that a bench cut short has every row at its first seeds.
+      for (let seed = 0; seed < seeds; seed++) {
+        for (const row of rows) {
+          const lr = rates[row.family].lr;
+          if (!has('final', row.id, seed, row.algorithm === null ? null : lr)) results.push(await runOne(client, 'final', row, seed, lr));
+        }
+      }
     }
+    await client.connection.close();
   }
-  const rows = ROWS.filter((r) => only.includes(r.id)).map((row) => {
-    const mine = results.filter((r) => r.row === row);
-    return { row, runs: mine, ...interval(mine.map((r) => 100 * r.evaluation.successRate)) };
-  });
-  // Orderings the intervals separate: A's interval entirely above B's.
-  const apart = rows.flatMap((a) => rows.filter((b) => a.mean - a.half > b.mean + b.half).map((b) => `${a.row.label} > ${b.row.label}`));
-  const n = valProblems * valSamples;
-
-  const cpu = cpus();
-  console.log(`## learning (${new Date().toISOString().slice(0, 10)})
-
-Machine: ${cpu.length} x ${cpu[0]?.model ?? 'CPU'}, no GPU. Stack: the local Temporal, Kafka, Postgres and workers.
-${puzzle ? `${suite === 'planpath' ? 'Plan-Path' : 'Sokoban, one box,'} ${map}x${map}, max_turns and rewards as in the configs; model: the tiny model infra/setup.sh builds
-(${config(ROWS[4]).base_models.policy_0.path}).${extra.length ? ` Overrides: ${extra.join(', ')}.` : ''}` : `Math (the project's generated arithmetic and word problems), max_turns, lengths and rewards as in
-configs/smollm2/${suite === 'smollm2-arith' ? ', on one-step arithmetic problems (a + b, a - b with two-digit numbers, a x b with a of 2-12; no held-out question among the training ones)' : ''}; model: SmolLM2-135M-Instruct (.tools/models/smollm2-135m-instruct).`} Training rows: ${batch} problems per iteration, K = ${config(ROWS[4]).training.train_sample_num},
-each config's own update settings, run until their updates consumed ${budget} sampled response tokens (the
-iteration in flight then finishes). Evaluation: the same ${valProblems} held-out problems (validation seeds) for
-every row, each played ${valSamples} times, sampled with the configs' val_llm_config (temperature ${config(ROWS[4]).agent_policy_configs.agent_configs.agent_0.val_llm_config.temperature}); success = the
-episode's goal reached, over all ${n} episodes of one evaluation (one evaluation's standard error at
-50%: ${(100 * Math.sqrt(0.25 / n)).toFixed(1)} points). ${seeds} seed(s) per row (training.seed = seed x 1,000,000, and the
-run id); mean over the seeds, with a 95% interval for it (Student's t, ${seeds - 1} degrees of freedom).
-
-| method | level | held-out success per seed | mean | 95% interval | iterations per seed | sampled tokens per seed | wall min |
-|---|---|---|---|---|---|---|---|
-${rows
-  .map(
-    (r) =>
-      `| ${r.row.label} | ${r.row.file.match(/_(L\d)_/)![1]} | ${r.runs.map((x) => `${(100 * x.evaluation.successRate).toFixed(1)}%`).join(', ')} | ${r.mean.toFixed(1)}% | ${Number.isNaN(r.half) ? '-' : `${(r.mean - r.half).toFixed(1)} to ${(r.mean + r.half).toFixed(1)}`} | ${r.runs.map((x) => x.iterations).join(', ')} | ${r.runs.map((x) => x.tokens).join(', ')} | ${r.runs.reduce((m, x) => m + x.minutes, 0).toFixed(1)} |`,
-  )
-  .join('\n')}
-
-Orderings the intervals separate: ${apart.length ? apart.join('; ') : 'none'}.
-`);
-  await client.connection.close();
+  console.log(report({ suite, settings, rows, results, resultsFile, rates: ratesOf(results) }));
 }
 
 main().catch((err) => {

@@ -13,7 +13,11 @@ export const planPathEnv = defineEnv({
     map_size: z.number().int().min(3).max(32).default(5),
     // Tandem: fraction of blocked cells (the reference generates ~22%).
     blocked_ratio: z.number().min(0).max(0.6).default(0.22),
+    // Tandem: a miniature of the paper's mechanism, not the reference's setting (envs/planpath/helper.ts):
+    // the tool agent's program runs with a BFS helper, shortest_path(rows, start, goal), that its
+    // prompt names. false (the default) is the faithful setting.
+    tool_helper: z.boolean().default(false),
   }),
   definition: planPath as EnvDefinition<unknown, unknown>,
-  options: (c) => ({ options: { mapSize: c.map_size, blockedRatio: c.blocked_ratio, ...puzzleOptions(c) }, issues: [] }),
+  options: (c) => ({ options: { mapSize: c.map_size, blockedRatio: c.blocked_ratio, toolHelper: c.tool_helper, ...puzzleOptions(c) }, issues: [] }),
 });

@@ -1,20 +1,62 @@
 // Plan-Path's demonstration transcripts for the default tiny model's warm start
 // (envs/puzzle/demos.ts): maps of 4x4 and 5x5, answered from the shortest path. Pure and seeded.
+// With the tool helper (the miniature of helper.ts, env.tool_helper), half of the tool agent's
+// programs call shortest_path instead of printing a list: half of those rightly, the others with
+// start and goal swapped, one coordinate off by one, or without printing the result.
 import type { ChatMessage } from '../types.js';
-import { moveListDemos, type MoveListDemoSource } from '../puzzle/demos.js';
+import { literalToolDemo, moveListDemos, type MoveListDemoSource, type ToolDemo } from '../puzzle/demos.js';
 import { mulberry32, randomInt } from '../shared/rng.js';
-import { bfsShortestPath, generate, type PlanPathState } from './grid.js';
+import { bfsShortestPath, generate, type Coord, type PlanPathState } from './grid.js';
 import { planPathPuzzle } from './roles.js';
 
-export function demoSource(seed: number): MoveListDemoSource<PlanPathState> {
+export function demoSource(seed: number, toolHelper = false): MoveListDemoSource<PlanPathState> {
   return {
     puzzle: planPathPuzzle,
-    instance: (i, rng) => generate(seed * 100_003 + i, { mapSize: 4 + randomInt(rng, 2), blockedRatio: 0.22 }),
+    instance: (i, rng) => generate(seed * 100_003 + i, { mapSize: 4 + randomInt(rng, 2), blockedRatio: 0.22, toolHelper }),
     solve: (state) => bfsShortestPath(state.rows, state.pos, state.goal),
     rationale: 'The moves follow the open cells to the goal.',
+    maxTurns: 2,
+    tool: toolHelper ? helperToolDemo : undefined,
   };
 }
 
 export function demoTranscripts(count: number, seed: number): Generator<ChatMessage[]> {
   return moveListDemos(demoSource(seed), count, mulberry32(seed));
+}
+
+export function helperDemoTranscripts(count: number, seed: number): Generator<ChatMessage[]> {
+  return moveListDemos(demoSource(seed, true), count, mulberry32(seed));
+}
+
+/** How a demonstrated call of the helper goes wrong, if it does. */
+type HelperMistake = 'none' | 'swapped' | 'off by one' | 'not printed';
+const MISTAKES: readonly HelperMistake[] = ['swapped', 'off by one', 'not printed'];
+
+const tuple = ([r, c]: Coord) => `(${r}, ${c})`;
+const pythonList = (moves: readonly string[]) => `[${moves.map((m) => `'${m}'`).join(', ')}]`;
+
+/** The tool agent's program: the noisy list printed as it is (half the time), or a call of the helper. */
+function helperToolDemo(state: PlanPathState, moves: string[], rng: () => number): ToolDemo {
+  if (rng() < 0.5) return literalToolDemo(moves);
+  return helperCall(state, rng() < 0.5 ? 'none' : MISTAKES[randomInt(rng, MISTAKES.length)], rng);
+}
+
+/**
+ * A program calling shortest_path with the grid rows, the current position and the goal as the
+ * prompt shows them, and the output it prints (the helper's moves are bfsShortestPath's, printed
+ * as Python prints a list or None).
+ */
+function helperCall(state: PlanPathState, mistake: HelperMistake, rng: () => number): ToolDemo {
+  let start: Coord = [state.pos[0], state.pos[1]];
+  let goal: Coord = [state.goal[0], state.goal[1]];
+  if (mistake === 'swapped') [start, goal] = [goal, start];
+  if (mistake === 'off by one') {
+    const end = rng() < 0.5 ? start : goal;
+    end[randomInt(rng, 2)] += rng() < 0.5 ? -1 : 1;
+  }
+  // One line, beginning unlike a printed list ("moves = [...]"), so that the two forms do not mix.
+  const call = `shortest_path(${JSON.stringify(state.rows)}, ${tuple(start)}, ${tuple(goal)})`;
+  if (mistake === 'not printed') return { code: call, stdout: '' };
+  const path = bfsShortestPath(state.rows, start, goal);
+  return { code: `print("**Actions List**:", ${call})`, stdout: `**Actions List**: ${path === null ? 'None' : pythonList(path)}\n` };
 }

@@ -1,7 +1,8 @@
 // The Plan-Path grid world as a pure, JSON-serialisable reducer, faithful to the PettingLLMs
 // PlanPathGridEnvState: '.' free, '#' blocked, moves U/D/L/R, step/invalid penalties plus
 // potential-based shaping, a goal reward with a bonus for an optimal-length episode, and a
-// failure penalty when the step budget runs out.
+// failure penalty when the step budget runs out. The state also carries the tool agent's
+// setting (toolHelper, helper.ts), which its prompt and program depend on.
 import type { Move } from '../types.js';
 import { moveDelta } from '../puzzle/moves.js';
 import { mulberry32, randomInt } from '../shared/rng.js';
@@ -22,6 +23,8 @@ export interface PlanPathState {
   // BFS shortest-path length from start to goal, in moves.
   optimalLength: number;
   maxSteps: number;
+  // The tool agent's program runs with the shortest_path helper (env.tool_helper, helper.ts).
+  toolHelper: boolean;
 }
 
 export interface PlanPathRewards {
@@ -57,6 +60,7 @@ export interface GenerateOptions {
   mapSize: number;
   blockedRatio: number;
   maxSteps?: number;
+  toolHelper?: boolean;
 }
 
 export interface MoveResult {
@@ -74,6 +78,7 @@ export function initialState(
   start: Coord,
   goal: Coord,
   maxSteps: number = DEFAULT_MAX_STEPS,
+  toolHelper = false,
 ): PlanPathState {
   const path = bfsShortestPath(rows, start, goal);
   if (path === null) throw new RangeError('goal is not reachable from start');
@@ -89,6 +94,7 @@ export function initialState(
     totalReward: 0,
     optimalLength: path.length,
     maxSteps,
+    toolHelper,
   };
 }
 
@@ -97,7 +103,7 @@ export function initialState(
 // stream; after MAX_GENERATION_TRIES the reference's fallback (an all-free grid, corner to
 // corner) is used.
 export function generate(seed: number, opts: GenerateOptions): PlanPathState {
-  const { mapSize, blockedRatio, maxSteps = DEFAULT_MAX_STEPS } = opts;
+  const { mapSize, blockedRatio, maxSteps = DEFAULT_MAX_STEPS, toolHelper = false } = opts;
   if (!Number.isInteger(mapSize) || mapSize < 2) throw new RangeError(`mapSize must be an integer >= 2, got ${mapSize}`);
   if (!(blockedRatio >= 0 && blockedRatio <= 1)) throw new RangeError(`blockedRatio must be in [0, 1], got ${blockedRatio}`);
   const rng = mulberry32(seed);
@@ -117,10 +123,10 @@ export function generate(seed: number, opts: GenerateOptions): PlanPathState {
     const start = free[randomInt(rng, free.length)];
     let goal = free[randomInt(rng, free.length)];
     while (sameCell(goal, start)) goal = free[randomInt(rng, free.length)];
-    if (bfsShortestPath(rows, start, goal) !== null) return initialState(rows, start, goal, maxSteps);
+    if (bfsShortestPath(rows, start, goal) !== null) return initialState(rows, start, goal, maxSteps, toolHelper);
   }
   const rows = Array.from({ length: mapSize }, () => '.'.repeat(mapSize));
-  return initialState(rows, [0, 0], [mapSize - 1, mapSize - 1], maxSteps);
+  return initialState(rows, [0, 0], [mapSize - 1, mapSize - 1], maxSteps, toolHelper);
 }
 
 // Applies moves in order until the episode ends; moves after that are ignored. Returns a new

@@ -14,6 +14,7 @@ export {
   type PlanPathState,
 } from './grid.js';
 export { planPath } from './definition.js';
+export { TOOL_HELPER_PRELUDE, TOOL_HELPER_RULE, withToolHelper } from './helper.js';
 export {
   PLANPATH_AGENTS,
   PLANPATH_TEXT,

@@ -1,4 +1,5 @@
-// Plan-Path as a Puzzle for the two PettingLLMs roles (envs/puzzle/roles.ts): the task text,
+// Plan-Path as a Puzzle for the two PettingLLMs roles (envs/puzzle/roles.ts): the task text
+// (the tool agent's rules name the shortest_path helper when the state has it, helper.ts),
 // the move-list parser and the grid reducer. The functions below keep Plan-Path's own API
 // (moves as string lists). Pure: no I/O.
 import { parseMoveAnswer, parseMoveList, countMoves } from '../puzzle/moves.js';
@@ -14,6 +15,7 @@ import {
 import type { Puzzle, PuzzleText, ToolResult as PuzzleToolResult } from '../puzzle/types.js';
 import type { ChatMessage } from '../types.js';
 import { applyMoves, bfsShortestPath, render, type MoveResult, type PlanPathState } from './grid.js';
+import { TOOL_HELPER_RULE } from './helper.js';
 
 export { extractCode } from '../shared/text.js';
 export type { ToolExecution } from '../puzzle/roles.js';
@@ -55,8 +57,11 @@ export const PLANPATH_TEXT: Readonly<PuzzleText> = Object.freeze({
   finalName: 'the final list of moves',
 });
 
+/** PLANPATH_TEXT with the tool agent's rule about the helper (env.tool_helper). */
+const PLANPATH_HELPER_TEXT: Readonly<PuzzleText> = Object.freeze({ ...PLANPATH_TEXT, toolRules: [...PLANPATH_TEXT.toolRules, TOOL_HELPER_RULE] });
+
 export const planPathPuzzle: Puzzle<PlanPathState, string[]> = {
-  text: () => PLANPATH_TEXT,
+  text: (state) => (state.toolHelper ? PLANPATH_HELPER_TEXT : PLANPATH_TEXT),
   describe: describeTask,
   parseAction: parseMoveList,
   isEmpty: (moves) => moves.length === 0,

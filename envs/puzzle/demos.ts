@@ -3,12 +3,15 @@
 // answered with moves that are right about half the time (a quarter of the lists are the
 // solution, the rest a corrupted copy of it, which still solves when the corruption is a move
 // after the goal). RL then has rewards that differ within a group to learn from
-// (test/unit/demos.unit.test.ts). The tool output shown to the plan agent quotes the list as
-// JSON, where Python's print uses single quotes: as the Plan-Path model was built and measured.
-// Pure and seeded.
+// (test/unit/demos.unit.test.ts). Every instance is demonstrated at turn 0; when the plan
+// agent's answer there leaves the episode open (about two in five instances), the same three
+// transcripts follow at a later turn (1 .. maxTurns - 1) from the state that answer reached,
+// answered from that state's solution. The tool output shown to the plan agent quotes a literal
+// list as JSON, where Python's print uses single quotes: as the Plan-Path model was built and
+// measured. Pure and seeded.
 import { randomInt } from '../shared/rng.js';
 import type { ChatMessage } from '../types.js';
-import { buildPuzzlePrompt } from './roles.js';
+import { buildPuzzlePrompt, parsePuzzleAnswer } from './roles.js';
 import type { Puzzle, PuzzleStatus } from './types.js';
 
 const MOVES = ['U', 'D', 'L', 'R'];
@@ -21,43 +24,81 @@ function noisyMoves(solution: string[], rng: () => number): string[] {
       return p;
     case 1:
       return p.slice(0, Math.max(1, p.length - 1 - randomInt(rng, 2)));
-    case 2:
-      p[randomInt(rng, p.length)] = MOVES[randomInt(rng, 4)];
+    case 2: {
+      const at = randomInt(rng, p.length);
+      const others = MOVES.filter((m) => m !== p[at]);
+      p[at] = others[randomInt(rng, others.length)];
       return p;
+    }
     default:
       return [...p, MOVES[randomInt(rng, 4)]];
   }
 }
 
-const list = (moves: string[]) => `[${moves.map((m) => `"${m}"`).join(', ')}]`;
+/** A move list as JSON, e.g. ["U", "R"]. */
+const jsonList = (moves: string[]) => `[${moves.map((m) => `"${m}"`).join(', ')}]`;
+
+/** The tool agent's demonstrated program and what running it prints. */
+export interface ToolDemo {
+  code: string;
+  stdout: string;
+}
+
+/** The program that prints a given move list (the tool agent's demonstrations by default). */
+export function literalToolDemo(moves: string[]): ToolDemo {
+  return { code: `moves = ${jsonList(moves)}\nprint("**Actions List**:", moves)`, stdout: `**Actions List**: ${jsonList(moves)}\n` };
+}
 
 export interface MoveListDemoSource<S extends PuzzleStatus> {
   puzzle: Puzzle<S, string[]>;
   /** The i-th instance; may draw from rng (before anything else of that instance does). */
   instance: (i: number, rng: () => number) => S;
-  /** A shortest solution, or null (the instance is then skipped). */
+  /** A shortest solution from the state's current position, or null (nothing is demonstrated from it). */
   solve: (state: S) => string[] | null;
   /** The plan agent's one-sentence reason before "####". */
   rationale: string;
+  /** The configs' env.max_turns (at least 2): later-turn transcripts are at turns 1 .. maxTurns - 1. */
+  maxTurns: number;
+  /** The tool agent's answer from `state`, given a noisy move list; unset: literalToolDemo(moves). */
+  tool?: (state: S, moves: string[], rng: () => number) => ToolDemo;
 }
 
-/** Three transcripts per instance: the tool agent, the plan agent after it, the plan agent alone. */
+/**
+ * Per instance, three transcripts at turn 0 (the tool agent, the plan agent after it, the plan
+ * agent alone), then, when the plan agent's turn-0 answer leaves the episode open, the same three
+ * at a later turn from the state it reached.
+ */
 export function* moveListDemos<S extends PuzzleStatus>(source: MoveListDemoSource<S>, count: number, rng: () => number): Generator<ChatMessage[]> {
-  const answer = (moves: string[]) => `${source.rationale} #### ${list(moves)}`;
   for (let i = 0; i < count; i++) {
     const state = source.instance(i, rng);
     const solution = source.solve(state);
     if (solution === null || solution.length === 0) continue;
-    const toolMoves = noisyMoves(solution, rng);
-    const code = `moves = ${list(toolMoves)}\nprint("**Actions List**:", moves)`;
-    yield [...buildPuzzlePrompt(source.puzzle, 'tool_call_agent', { state, turn: 0 }), { role: 'assistant', content: `\`\`\`python\n${code}\n\`\`\`` }];
-    const stdout = `**Actions List**: ${list(toolMoves)}\n`;
-    const planMoves = rng() < 0.5 ? toolMoves : noisyMoves(solution, rng);
-    yield [
-      ...buildPuzzlePrompt(source.puzzle, 'plan_agent', { state, turn: 0, toolResult: { code, stdout, actions: toolMoves } }),
-      { role: 'assistant', content: answer(planMoves) },
-    ];
-    // The plan agent alone (an L0 single agent), so that baseline starts from the same warm start.
-    yield [...buildPuzzlePrompt(source.puzzle, 'plan_agent', { state, turn: 0 }), { role: 'assistant', content: answer(noisyMoves(solution, rng)) }];
+    const applied = yield* turnDemos(source, state, 0, solution, rng);
+    const next = source.puzzle.apply(state, applied).state;
+    const rest = next.done ? null : source.solve(next);
+    if (rest === null || rest.length === 0) continue;
+    yield* turnDemos(source, next, 1 + randomInt(rng, source.maxTurns - 1), rest, rng);
   }
+}
+
+/** The three transcripts of one turn from `state`; returns the move list the plan agent after the tool agent applies. */
+function* turnDemos<S extends PuzzleStatus>(
+  source: MoveListDemoSource<S>,
+  state: S,
+  turn: number,
+  solution: string[],
+  rng: () => number,
+): Generator<ChatMessage[], string[]> {
+  const { puzzle } = source;
+  const answer = (moves: string[]) => `${source.rationale} #### ${jsonList(moves)}`;
+  const toolMoves = noisyMoves(solution, rng);
+  const { code, stdout } = source.tool ? source.tool(state, toolMoves, rng) : literalToolDemo(toolMoves);
+  yield [...buildPuzzlePrompt(puzzle, 'tool_call_agent', { state, turn }), { role: 'assistant', content: `\`\`\`python\n${code}\n\`\`\`` }];
+  // The plan agent adopts the tool agent's list half the time, when there is one.
+  const actions = parsePuzzleAnswer(puzzle, stdout);
+  const planMoves = actions !== null && actions.length > 0 && rng() < 0.5 ? actions : noisyMoves(solution, rng);
+  yield [...buildPuzzlePrompt(puzzle, 'plan_agent', { state, turn, toolResult: { code, stdout, actions } }), { role: 'assistant', content: answer(planMoves) }];
+  // The plan agent alone (an L0 single agent), so that baseline starts from the same warm start.
+  yield [...buildPuzzlePrompt(puzzle, 'plan_agent', { state, turn }), { role: 'assistant', content: answer(noisyMoves(solution, rng)) }];
+  return planMoves;
 }

@@ -26,10 +26,13 @@ export const sokobanEnv = defineEnv({
       .optional(),
     // Tandem: the move budget.
     max_steps: z.number().int().min(1).default(200),
+    // What a box pushed into a deadlock does: `end` the episode with rFail (Tandem's default), or
+    // `continue` it to a win or the move/turn limit, as the reference does.
+    deadlock: z.enum(['end', 'continue']).default('end'),
   }),
   definition: sokoban as EnvDefinition<unknown, unknown>,
   options: (c) => ({
-    options: { size: c.map_size, boxes: c.boxes, walkSteps: c.walk_steps, searchDepth: c.search_depth, maxSteps: c.max_steps, ...puzzleOptions(c) },
+    options: { size: c.map_size, boxes: c.boxes, walkSteps: c.walk_steps, searchDepth: c.search_depth, maxSteps: c.max_steps, deadlock: c.deadlock, ...puzzleOptions(c) },
     issues: [],
   }),
 });

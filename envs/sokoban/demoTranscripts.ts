@@ -15,6 +15,7 @@ export function demoSource(seed: number): MoveListDemoSource<SokobanState> {
     instance: (i) => generate(seed * 100_003 + i),
     solve: (state) => solve(state),
     rationale: 'The moves walk behind the box and push it onto the target.',
+    maxTurns: 4,
   };
 }
 

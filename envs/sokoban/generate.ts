@@ -33,7 +33,7 @@
 // millisecond (the search sees a few hundred positions); 16x16 rooms with 4 boxes reach the
 // 300,000-position cap and take a few hundred milliseconds. Pure.
 import { mulberry32, randomInt } from '../shared/rng.js';
-import { DEFAULT_MAX_STEPS, initialState, type Coord, type SokobanState } from './room.js';
+import { DEFAULT_MAX_STEPS, initialState, type Coord, type DeadlockRule, type SokobanState } from './room.js';
 
 export interface SokobanOptions {
   /** Side of the square room, outer walls included (5..16). Default 6, the reference's scripts. */
@@ -46,6 +46,8 @@ export interface SokobanOptions {
   searchDepth?: number;
   /** Moves (valid or not) before the episode is lost. Default 200, the reference's. */
   maxSteps?: number;
+  /** What a box pushed into a deadlock does: 'end' the episode (default) or 'continue' it (the reference's). */
+  deadlock?: DeadlockRule;
 }
 
 export const SOKOBAN_DEFAULTS: Readonly<Required<SokobanOptions>> = Object.freeze({
@@ -54,6 +56,7 @@ export const SOKOBAN_DEFAULTS: Readonly<Required<SokobanOptions>> = Object.freez
   walkSteps: 25,
   searchDepth: 200,
   maxSteps: DEFAULT_MAX_STEPS,
+  deadlock: 'end',
 });
 
 // The reference's generate_room arguments (SokobanGridEnvState) and search limit.
@@ -90,12 +93,13 @@ const MASKS: readonly (readonly string[])[] = [
 ];
 
 export function generate(seed: number, options: SokobanOptions = {}): SokobanState {
-  const { size, boxes, walkSteps, searchDepth, maxSteps } = { ...SOKOBAN_DEFAULTS, ...definedOnly(options) };
+  const { size, boxes, walkSteps, searchDepth, maxSteps, deadlock } = { ...SOKOBAN_DEFAULTS, ...definedOnly(options) };
   checkInt('size', size, 5, 16);
   checkInt('boxes', boxes, 1, 4);
   checkInt('walkSteps', walkSteps, 1, 1000);
   checkInt('searchDepth', searchDepth, 4, 1000);
   checkInt('maxSteps', maxSteps, 1, 1_000_000);
+  if (deadlock !== 'end' && deadlock !== 'continue') throw new RangeError(`deadlock must be 'end' or 'continue', got ${String(deadlock)}`);
   const rng = mulberry32(seed);
   for (let attempt = 0; attempt < MAX_TRIES; attempt++) {
     const floor = roomTopology(rng, size, walkSteps);
@@ -110,7 +114,7 @@ export function generate(seed: number, options: SokobanOptions = {}): SokobanSta
     const room = Array.from({ length: size }, (_, r) =>
       Array.from({ length: size }, (_, c) => (!floor[r * size + c] ? '#' : placed.targets.includes(r * size + c) ? '.' : '_')).join(''),
     );
-    return initialState(room, toCoord(player, size), best.boxes.map((b) => toCoord(b, size)), maxSteps);
+    return initialState(room, toCoord(player, size), best.boxes.map((b) => toCoord(b, size)), maxSteps, deadlock);
   }
   throw new RangeError(`no Sokoban room with ${boxes} boxes found for size ${size} in ${MAX_TRIES} tries (seed ${seed})`);
 }

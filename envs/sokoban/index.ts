@@ -13,6 +13,7 @@ export {
   renderRoom,
   targetsOf,
   type Coord,
+  type DeadlockRule,
   type SokobanMoveResult,
   type SokobanRewards,
   type SokobanState,

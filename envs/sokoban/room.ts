@@ -1,6 +1,7 @@
 // Sokoban as a pure, JSON-serialisable reducer, with the rewards of the PettingLLMs
 // SokobanGridEnvState: step -0.01, invalid move -0.05, box onto a target +1, box off a target
-// -0.5, win +10, failure -5 (step budget spent, or a detected deadlock), plus the reference's
+// -0.5, win +10, failure -5 (step budget spent, or a detected deadlock unless the state's
+// `deadlock` rule is 'continue', the reference's behaviour), plus the reference's
 // potential-based shaping (lambda 0.1, gamma 0.99, phi = -sum over boxes of the Manhattan
 // distance to the nearest target).
 //
@@ -9,6 +10,12 @@
 import { moveDelta } from '../puzzle/moves.js';
 
 export type Coord = [row: number, col: number];
+
+/**
+ * What a box pushed into a deadlock does: 'end' the episode with rFail (Tandem's default), or
+ * 'continue' it (the reference, which ends only on a win or when the step budget is spent).
+ */
+export type DeadlockRule = 'end' | 'continue';
 
 export interface SokobanState {
   /** The fixed room, one string per row: '#' wall, '_' floor, '.' target. */
@@ -26,6 +33,8 @@ export interface SokobanState {
   failure: 'deadlock' | 'step limit' | null;
   totalReward: number;
   maxSteps: number;
+  /** What a box pushed into a deadlock does (a state recorded before this field existed ends, as then). */
+  deadlock: DeadlockRule;
 }
 
 export interface SokobanRewards {
@@ -66,7 +75,13 @@ export interface SokobanMoveResult {
 }
 
 /** A fresh episode. `room` holds the fixed part ('#', '_', '.'; '@', '$', '*', '+' are read too). */
-export function initialState(room: readonly string[], player: Coord, boxes: readonly Coord[], maxSteps: number = DEFAULT_MAX_STEPS): SokobanState {
+export function initialState(
+  room: readonly string[],
+  player: Coord,
+  boxes: readonly Coord[],
+  maxSteps: number = DEFAULT_MAX_STEPS,
+  deadlock: DeadlockRule = 'end',
+): SokobanState {
   const fixed = room.map((row) => Array.from(row, fixedCell).join(''));
   const sorted = sortCoords(boxes.map(([r, c]) => [r, c] as Coord));
   return {
@@ -81,6 +96,7 @@ export function initialState(room: readonly string[], player: Coord, boxes: read
     failure: null,
     totalReward: 0,
     maxSteps,
+    deadlock,
   };
 }
 
@@ -173,7 +189,7 @@ export function applyMoves(state: SokobanState, moves: readonly string[], reward
       r += rewards.rWin;
       done = true;
       solved = true;
-    } else if (pushedTo >= 0 && isDeadlocked(room, boxes, width, pushedTo, (dead ??= deadSquares(room)))) {
+    } else if (state.deadlock !== 'continue' && pushedTo >= 0 && isDeadlocked(room, boxes, width, pushedTo, (dead ??= deadSquares(room)))) {
       r += rewards.rFail;
       done = true;
       failure = 'deadlock';

@@ -146,6 +146,8 @@ export interface GenerateRequest {
   top_p: number;
   top_k: number;
   min_p: number;
+  /** vLLM's repetition_penalty (1: off). */
+  repetition_penalty: number;
   max_new_tokens: number;
   stop: string[];
   ignore_eos: boolean;

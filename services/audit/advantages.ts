@@ -3,7 +3,7 @@
 import { and, asc, eq, like } from 'drizzle-orm';
 import type { NodePgDatabase } from 'drizzle-orm/node-postgres';
 import type { RunConfig } from '../../configs/schema.js';
-import { advantageInputs, groupAdvantages } from '../../domain/atgrpo.js';
+import { advantageInputs, advantageOptions, groupAdvantages } from '../../domain/atgrpo.js';
 import type { TurnGroupScoredEvent } from '../../domain/events.js';
 import { episodeStream, iterationEpisodesPrefix } from '../../domain/ids.js';
 import { readEvent } from '../../domain/upcast.js';
@@ -25,7 +25,7 @@ export async function expectedAdvantages(db: NodePgDatabase, cfg: RunConfig, run
     .orderBy(asc(events.stream), asc(events.position));
   const groups = rows.map((r) => readEvent(r.data) as TurnGroupScoredEvent).filter((g) => g.policy === policy);
   const inputs = advantageInputs(cfg.algorithm, groups);
-  return groupAdvantages(inputs, { normByStd: cfg.update.norm_adv_by_std, zeroVariance: cfg.update.zero_variance_groups });
+  return groupAdvantages(inputs, advantageOptions(cfg.update));
 }
 
 /** Equal up to the rounding of a different summation order (the update sums in Kafka's order). */

@@ -73,7 +73,7 @@ async function checkAdvantages(db: NodePgDatabase, cfg: RunConfig, record: Episo
     for (const s of g.samples) {
       const at = `step ${step} (turn ${g.turn}, ${g.agent}): candidate ${s.candidate}`;
       if (!(s.sampleId in consumed.advantages)) return `${at} is not among the samples of ${update}`;
-      // null: the update dropped the sample's zero-variance group, as groupAdvantages leaves it out.
+      // null: the update left the sample's group out (the group filter, or zero variance with 'drop'), as groupAdvantages does.
       const recorded = consumed.advantages[s.sampleId];
       const recomputed = want.get(s.sampleId) ?? null;
       const agree = recorded !== null && recomputed !== null ? sameAdvantage(recorded, recomputed) : recorded === recomputed;

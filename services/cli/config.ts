@@ -11,7 +11,7 @@ export function registerConfig(program: Command, act: Act): void {
     .command('check')
     .description('validate a run config and print it normalised, or every error with its path (exit 1)')
     .argument('<FILE>', 'the run config (YAML)')
-    .argument('[key=value...]', 'overrides, dotted paths with YAML values: training.train_sample_num=8')
+    .argument('[key=value...]', 'overrides, dotted paths with YAML values: training.train_sample_num=8 (* matches every entry of a mapping); @FILE applies a preset, the list of overrides FILE holds (configs/sokoban/reference.preset.yaml)')
     .option('--json', 'print it as the trainingRun workflow input, {"config": ...}')
     .action(act(configCheck));
 }

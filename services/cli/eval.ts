@@ -1,5 +1,5 @@
-// `tandem eval FILE [key=value ...] [--checkpoint DIR] [--id EVAL_ID] [--json]`: evaluates a config's
-// policies on held-out problems, from a checkpoint folder or (without --checkpoint) the base
+// `tandem eval FILE [key=value ...] [--checkpoint DIR] [--split validation|test] [--id EVAL_ID] [--json]`:
+// evaluates a config's policies on held-out problems (the validation seeds, or the test seeds), from a checkpoint folder or (without --checkpoint) the base
 // models, and prints the result. DIR is a run's checkpoints folder (<data>/runs/<run>/checkpoints,
 // one sub-folder per policy) or, for a config with one trainable policy, that policy's folder.
 import { existsSync, readdirSync } from 'node:fs';
@@ -19,14 +19,20 @@ export function registerEval(program: Command, act: Act): void {
     .command('eval')
     .description("evaluate a config's policies on held-out problems: success and reward, per agent and turn")
     .argument('<FILE>', 'the run config (YAML)')
-    .argument('[key=value...]', 'overrides, dotted paths with YAML values: training.val_problems=8')
+    .argument('[key=value...]', 'overrides, dotted paths with YAML values: training.val_problems=8 (* matches every entry of a mapping); @FILE applies a preset, the list of overrides FILE holds (configs/sokoban/reference.preset.yaml)')
     .option('--checkpoint <DIR>', "the policies from DIR, a run's checkpoints folder (or one policy's); default: the base models")
+    .option('--split <SPLIT>', 'the held-out problems: validation or test (final figures, kept apart from what was tuned on validation)', 'validation')
     .option('--id <EVAL_ID>', 'the evaluation id (workflow id); default: a fresh eval-<time>-<random> id')
     .option('--json', 'print the result (EvaluationResult) as JSON')
     .action(act(evalCommand));
 }
 
-async function evalCommand(file: string, overrides: string[], opts: { checkpoint?: string; id?: string; json?: boolean }): Promise<number> {
+async function evalCommand(file: string, overrides: string[], opts: { checkpoint?: string; split: string; id?: string; json?: boolean }): Promise<number> {
+  const split = opts.split;
+  if (split !== 'validation' && split !== 'test') {
+    console.error(`tandem eval: --split: validation or test, not '${split}'`);
+    return 1;
+  }
   const loaded = loadRunConfig(file, overrides);
   if (!loaded.ok) {
     console.error(`${file}: ${loaded.issues.length} error(s)\n${formatIssues(loaded.issues)}`);
@@ -40,12 +46,12 @@ async function evalCommand(file: string, overrides: string[], opts: { checkpoint
   }
   const evalId = opts.id ?? freshWorkflowId('eval');
   const t = loaded.config.training;
-  console.error(`${evalId}: ${t.val_problems} held-out problems x ${t.validate_sample_num}, from ${checkpoint ?? 'the base models'}`);
+  console.error(`${evalId}: ${t.val_problems} ${split} problems x ${t.validate_sample_num}, from ${checkpoint ?? 'the base models'}`);
   const client = await temporalClient();
   const result = await client.workflow.execute(evaluate, {
     taskQueue: CPU_QUEUE,
     workflowId: evalId,
-    args: [{ config: loaded.config, runId: evalId, iteration: null, checkpointDirs: dirs }],
+    args: [{ config: loaded.config, runId: evalId, iteration: null, checkpointDirs: dirs, split }],
   });
   if (opts.json) printJson(result);
   else console.log(formatEvaluation(result));

@@ -13,7 +13,7 @@ export function registerTrain(program: Command, act: Act): void {
     .command('train')
     .description('start a training run; prints its run id')
     .argument('<FILE>', 'the run config (YAML)')
-    .argument('[key=value...]', 'overrides, dotted paths with YAML values: training.train_sample_num=8')
+    .argument('[key=value...]', 'overrides, dotted paths with YAML values: training.train_sample_num=8 (* matches every entry of a mapping); @FILE applies a preset, the list of overrides FILE holds (configs/sokoban/reference.preset.yaml)')
     .option('--wait', 'then follow it: a line per iteration and evaluation, until it ends')
     .option('--id <RUN_ID>', 'the run id (workflow id); default: a fresh run-<time>-<random> id')
     .action(act(train));

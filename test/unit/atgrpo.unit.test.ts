@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { advantageInputs, chooseCandidate, groupAdvantages, groupKey, groupKeyOf, planIteration, trajectoryGroupKey, type AdvantageInput } from '../../domain/atgrpo.js';
+import { advantageInputs, advantageOptions, chooseCandidate, groupAdvantages, groupKey, groupKeyOf, planIteration, trajectoryGroupKey, type AdvantageInput } from '../../domain/atgrpo.js';
 
 // One member per sample: the at_grpo case.
 const at = (sampleId: string, groupKey: string, score: number): AdvantageInput => ({ sampleId, groupKey, member: sampleId, score });
@@ -121,4 +121,55 @@ test('advantageInputs: at_grpo scores each sample by its own reward; grpo by the
   ]);
   assert.equal(groupKeyOf('at_grpo', 7, 1, 'a'), groupKey(7, 1, 'a'));
   assert.equal(groupKeyOf('grpo', 7, 1, 'a'), trajectoryGroupKey(7, 'a'));
+});
+
+// The Sokoban case of issue 39: a group [-5, safe, safe, safe] and groups of near-equal scores.
+// Four groups of K = 4; means: flat -2 (all -2), deadlock -1.5025 (-5, -0.33, -0.34, -0.34),
+// near 0.0025 (0.0, 0.01, 0.0, 0.0), solved 2.5 (10, 0, 0, 0).
+const sokobanLike = [
+  ...[-5, -0.33, -0.34, -0.34].map((s, i) => at(`d${i}`, 'deadlock', s)),
+  ...[0, 0.01, 0, 0].map((s, i) => at(`n${i}`, 'near', s)),
+  ...[10, 0, 0, 0].map((s, i) => at(`w${i}`, 'solved', s)),
+  ...[-2, -2, -2, -2].map((s, i) => at(`f${i}`, 'flat', s)),
+];
+const groupsOf = (adv: Map<string, number>) => [...new Set([...adv.keys()].map((id) => ({ d: 'deadlock', n: 'near', w: 'solved', f: 'flat', e: 'easy' })[id[0]]!))].sort();
+
+test('group filter mean, 0.5: the two groups with the lowest mean scores are left out (hand-computed)', () => {
+  const adv = groupAdvantages(sokobanLike, { ...keep, filter: { method: 'mean', ratio: 0.5 } });
+  // ranks: flat -2 < deadlock -1.5025 < near 0.0025 < solved 2.5; floor(4 x 0.5) = 2 dropped
+  assert.deepEqual(groupsOf(adv), ['near', 'solved']);
+  // the kept groups' advantages are what they are without the filter
+  const all = groupAdvantages(sokobanLike, keep);
+  for (const [id, a] of adv) assert.equal(a, all.get(id));
+  // near: mean 0.0025, std 0.004330 -> the 0.01 answer +1.732, the others -0.577
+  assert.ok(Math.abs(adv.get('n1')! - 1.7320) < 1e-3 && Math.abs(adv.get('n0')! + 0.5773) < 1e-3);
+});
+
+test('group filter std: groups ranked by var / range^2, the flat group counting 0 (hand-computed)', () => {
+  // deadlock: scores -5, -0.33, -0.34, -0.34: mean -1.5025, var 4.0775 (population), range 4.67 -> 0.18697
+  // near and solved: one apart from three equal ones -> var / range^2 = 3/16 = 0.1875; flat: 0
+  const adv = groupAdvantages(sokobanLike, { ...keep, filter: { method: 'std', ratio: 0.25 } });
+  assert.deepEqual(groupsOf(adv), ['deadlock', 'near', 'solved']); // floor(4 x 0.25) = 1: flat
+  const two = groupAdvantages(sokobanLike, { ...keep, filter: { method: 'std', ratio: 0.5 } });
+  assert.deepEqual(groupsOf(two), ['near', 'solved']); // then deadlock (0.18697 < 0.1875)
+  // near and solved tie at 3/16: the group key's order decides, 'near' < 'solved'
+  const three = groupAdvantages(sokobanLike, { ...keep, filter: { method: 'std', ratio: 0.75 } });
+  assert.deepEqual(groupsOf(three), ['solved']);
+});
+
+test('group filter: none, a ratio that rounds to no group, and one-member groups ranking as 0', () => {
+  assert.equal(groupAdvantages(sokobanLike, { ...keep, filter: { method: 'none', ratio: 0.5 } }).size, 16);
+  assert.equal(groupAdvantages(sokobanLike, { ...keep, filter: { method: 'mean', ratio: 0.2 } }).size, 16); // floor(0.8) = 0
+  // a one-member group of score 5 ranks as 0 (the reference's rule), below a group of mean 1
+  const adv = groupAdvantages([at('s', 'single', 5), at('a', 'pair', 0), at('b', 'pair', 2)], { ...keep, filter: { method: 'mean', ratio: 0.5 } });
+  assert.deepEqual([...adv.keys()].sort(), ['a', 'b']);
+});
+
+test('group filter and zero-variance drop compose; advantageOptions reads the update section', () => {
+  const opts = advantageOptions({ norm_adv_by_std: true, zero_variance_groups: 'drop', group_filter: { method: 'mean', ratio: 0.2 } });
+  assert.deepEqual(opts, { normByStd: true, zeroVariance: 'drop', filter: { method: 'mean', ratio: 0.2 } });
+  // five groups: floor(5 x 0.2) = 1, the flat one (mean -2); 'drop' then leaves out 'easy' (all 1)
+  const withEasy = [...sokobanLike, ...[1, 1, 1, 1].map((s, i) => at(`e${i}`, 'easy', s))];
+  const adv = groupAdvantages(withEasy, opts);
+  assert.deepEqual(groupsOf(adv), ['deadlock', 'near', 'solved']);
 });

@@ -230,6 +230,27 @@ test('training.truncation is error (the reference) or left, named by path when w
   assert.deepEqual(!bad.ok && bad.issues.map((i) => i.path), ['training.truncation']);
 });
 
+test('repetition_penalty: 1.0 (off) by default, 1.2 as the reference sets it, > 0 named by path', () => {
+  const agent = 'agent_policy_configs.agent_configs.agent_0';
+  const ok = loadRunConfig(SKELETON);
+  assert.equal(ok.ok && ok.config.agent_policy_configs.agent_configs.agent_0.train_llm_config.repetition_penalty, 1.0);
+  assert.equal(ok.ok && ok.config.agent_policy_configs.agent_configs.agent_0.val_llm_config.repetition_penalty, 1.0);
+  const set = loadRunConfig(SKELETON, [`${agent}.val_llm_config.repetition_penalty=1.2`]);
+  assert.equal(set.ok && set.config.agent_policy_configs.agent_configs.agent_0.val_llm_config.repetition_penalty, 1.2);
+  const bad = loadRunConfig(SKELETON, [`${agent}.train_llm_config.repetition_penalty=0`]);
+  assert.deepEqual(!bad.ok && bad.issues.map((i) => i.path), [`${agent}.train_llm_config.repetition_penalty`]);
+});
+
+test('update.group_filter: none by default; mean and std with a ratio below 1; a bad one named by path', () => {
+  const ok = loadRunConfig(SKELETON);
+  assert.deepEqual(ok.ok && ok.config.update.group_filter, { method: 'none', ratio: 0.5 });
+  const set = loadRunConfig(SKELETON, ['update.group_filter={method: std, ratio: 0.25}']);
+  assert.deepEqual(set.ok && set.config.update.group_filter, { method: 'std', ratio: 0.25 });
+  const bad = loadRunConfig(SKELETON, ['update.group_filter.method=median', 'update.group_filter.ratio=1']);
+  assert.deepEqual(!bad.ok && bad.issues.map((i) => i.path), ['update.group_filter.method', 'update.group_filter.ratio']);
+  assert.match(JSON.stringify(!bad.ok && bad.issues), /drops every group/);
+});
+
 test('checkpoints: all kept by default; keep_last and keep_every checked and named by path', () => {
   const ok = loadRunConfig(SKELETON);
   assert.deepEqual(ok.ok && ok.config.checkpoints, { keep_last: null, keep_every: null });

@@ -61,7 +61,7 @@ test('generate requests count their tokens; the engine gauges read its stats, an
   await m.registry.metrics();
   assert.deepEqual(calls, [], 'no request to an engine that is down');
   running = true;
-  const req = { policy: 'p', version: 0, messages: [], n: 2, temperature: 1, top_p: 1, top_k: -1, min_p: 0, max_new_tokens: 8, stop: [], ignore_eos: false, max_prompt_tokens: null, truncation: 'error' as const, seed: 1, enable_thinking: false };
+  const req = { policy: 'p', version: 0, messages: [], n: 2, temperature: 1, top_p: 1, top_k: -1, min_p: 0, repetition_penalty: 1, max_new_tokens: 8, stop: [], ignore_eos: false, max_prompt_tokens: null, truncation: 'error' as const, seed: 1, enable_thinking: false };
   await Promise.all([engine.request('generate', { requests: [req] }), engine.request('generate', { requests: [req] })]);
   const text = await m.registry.metrics();
   assert.equal(sample(text, 'tandem_generated_tokens_total', ''), 12);

@@ -1,8 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readFileSync, readdirSync } from 'node:fs';
+import { loadRunConfig } from '../../configs/load.js';
 import {
   PLANPATH_AGENTS,
   PLANPATH_REWARDS,
+  TOOL_HELPER_PRELUDE,
+  TOOL_HELPER_RULE,
   applyMoves,
   bfsShortestPath,
   buildPrompt,
@@ -14,8 +19,12 @@ import {
   scorePlanAgent,
   scoreToolAgent,
   planPath,
+  withToolHelper,
+  type Coord,
   type PlanPathState,
 } from '../../envs/planpath/index.js';
+import { planPathEnv } from '../../envs/planpath/config.js';
+import type { ProgramRun } from '../../envs/types.js';
 import { mulberry32, randomInt } from '../../envs/shared/rng.js';
 import { cpuMark, cpuMsSince } from '../support/cpuTime.js';
 
@@ -407,5 +416,100 @@ test('random text never throws through the environment', () => {
       close(scored.reward, scored.local + 0.5 * scored.global);
       assert.equal(scored.nextState.rows[scored.nextState.pos[0]][scored.nextState.pos[1]], '.');
     }
+  }
+});
+
+// ---------------------------------------------------------------- the tool helper (a miniature)
+
+/** Runs a program with the sandbox's python (/usr/bin/python3 -I), unsandboxed. */
+function runPython(program: string): ProgramRun {
+  const r = spawnSync('/usr/bin/python3', ['-I', '-'], { input: program, encoding: 'utf8', timeout: 20_000 });
+  return { exitCode: r.status, stdout: r.stdout, stderr: r.stderr, timedOut: r.error !== undefined };
+}
+
+test("the tool helper's shortest_path returns bfsShortestPath's moves: hand-built grids, S and G cells, ends off the grid or in a wall, and generated maps", () => {
+  const cases: Array<[string[], Coord, Coord]> = [
+    [ROWS, [0, 0], [0, 2]], // around the wall: R, R
+    [ROWS, [0, 0], [2, 2]],
+    [ROWS, [1, 0], [1, 0]], // start is the goal: []
+    [['S.#', '.##', '#.G'], [0, 0], [2, 2]], // walled off: None
+    [['S..', '##.', 'G..'], [0, 0], [2, 0]], // S and G count as free
+    [ROWS, [1, 1], [0, 0]], // start in a wall: None
+    [ROWS, [0, 0], [3, 0]], // goal off the grid: None
+    [ROWS, [-1, 0], [0, 0]], // start off the grid: None
+  ];
+  const rng = mulberry32(31);
+  for (let seed = 0; seed < 60; seed++) {
+    const s = generate(seed, { mapSize: 4 + (seed % 4), blockedRatio: 0.3 });
+    const cell = (): Coord => [randomInt(rng, s.rows.length), randomInt(rng, s.rows.length)];
+    cases.push([s.rows, s.pos, s.goal], [s.rows, cell(), cell()]);
+  }
+  const calls = cases.map(([rows, from, to]) => `print(json.dumps(shortest_path(${JSON.stringify(rows)}, (${from[0]}, ${from[1]}), (${to[0]}, ${to[1]}))))`);
+  const run = runPython(`${TOOL_HELPER_PRELUDE}\nimport json\n${calls.join('\n')}\n`);
+  assert.equal(run.exitCode, 0, run.stderr);
+  const printed = run.stdout.trim().split('\n').map((line) => JSON.parse(line));
+  assert.deepEqual(printed.slice(0, 8), [['R', 'R'], ['D', 'D', 'R', 'R'], [], null, ['R', 'R', 'D', 'D', 'L', 'L'], null, null, null]);
+  cases.forEach(([rows, from, to], i) => assert.deepEqual(printed[i], bfsShortestPath(rows, from, to), `case ${i}: ${JSON.stringify([rows, from, to])}`));
+});
+
+test('the tool helper: env.tool_helper runs the code after the prelude; a right call solves the grid, a swapped one does not', () => {
+  const on = initialState(ROWS, [0, 0], [2, 2], undefined, true);
+  const off = corridor();
+  const call = (from: string, to: string) => `\`\`\`python\nrows = ${JSON.stringify(ROWS)}\nprint("**Actions List**:", shortest_path(rows, ${from}, ${to}))\n\`\`\``;
+  const right = call('(0, 0)', '(2, 2)');
+  assert.equal(planPath.program('tool_call_agent', right, on), withToolHelper(extractCode(right)!));
+  assert.ok(planPath.program('tool_call_agent', right, on)!.startsWith(`${TOOL_HELPER_PRELUDE}\n`));
+  assert.equal(planPath.program('tool_call_agent', right, off), extractCode(right), 'off: the code alone');
+  assert.equal(planPath.program('plan_agent', right, on), null);
+  assert.equal(planPath.program('tool_call_agent', 'no code', on), null);
+
+  const solved = planPath.score('tool_call_agent', on, right, runPython(planPath.program('tool_call_agent', right, on)!), ALPHA);
+  assert.equal(solved.outcome, 'simulated 4 moves, reached goal');
+  assert.equal(solved.global, 1);
+  const wrong = call('(2, 2)', '(0, 0)');
+  const swapped = planPath.score('tool_call_agent', on, wrong, runPython(planPath.program('tool_call_agent', wrong, on)!), ALPHA);
+  assert.deepEqual(swapped.handoff, { code: extractCode(wrong), stdout: "**Actions List**: ['U', 'U', 'L', 'L']\n", actions: ['U', 'U', 'L', 'L'] });
+  assert.equal(swapped.global, 0);
+  // Without the helper the same code has nothing to call: a code error.
+  const missing = planPath.score('tool_call_agent', off, right, runPython(planPath.program('tool_call_agent', right, off)!), ALPHA);
+  assert.equal(missing.outcome, 'code error: exit 1');
+});
+
+test('the prompts mention the tool helper only when it is on, and only to the tool agent', () => {
+  const on = generate(5, { mapSize: 5, blockedRatio: 0.22, toolHelper: true });
+  const off = generate(5, { mapSize: 5, blockedRatio: 0.22 });
+  assert.deepEqual({ ...on, toolHelper: false }, off, 'the same instance');
+  const text = (state: PlanPathState, agent: string, handoff?: unknown) => planPath.prompt(agent, { state, turn: 0, handoff }).map((m) => m.content).join('\n');
+  const handoff = { code: 'print(1)', stdout: '1', actions: null };
+  assert.ok(text(on, 'tool_call_agent').includes(`${TOOL_HELPER_RULE}\n`), 'a numbered rule of the tool agent');
+  assert.match(text(on, 'tool_call_agent'), /shortest_path\(rows, start, goal\)/);
+  // The start and goal to pass are shown as (row, col) tuples, and the rows as a Python list.
+  const [[r, c], [gr, gc]] = [on.pos, on.goal];
+  assert.ok(text(on, 'tool_call_agent').includes(`Current position (row, col): (${r}, ${c}); goal: (${gr}, ${gc})`));
+  assert.ok(text(on, 'tool_call_agent').includes(`Grid rows as a Python list (row 0 first): ${JSON.stringify(on.rows)}`));
+  for (const [state, agent, h] of [[off, 'tool_call_agent'], [on, 'plan_agent', handoff], [on, 'plan_agent'], [off, 'plan_agent', handoff]] as const) {
+    assert.doesNotMatch(text(state, agent, h), /shortest_path|helper/, `${agent}, helper ${state.toolHelper}`);
+  }
+  assert.equal(text({ ...on, toolHelper: false }, 'tool_call_agent'), text(off, 'tool_call_agent'));
+});
+
+test('the config section maps tool_helper (default false); every configs/planpath file loads, the helper ones with it on and their own model', () => {
+  const options = (env: Record<string, unknown>) => planPathEnv.options(planPathEnv.config.parse({ name: 'plan_path', ...env })).options;
+  assert.deepEqual(options({}), { mapSize: 5, blockedRatio: 0.22, toolHelper: false, rewardFormula: 'tandem' });
+  assert.deepEqual(options({ tool_helper: true }), { mapSize: 5, blockedRatio: 0.22, toolHelper: true, rewardFormula: 'tandem' });
+  const bad = planPathEnv.config.safeParse({ name: 'plan_path', tool_helper: 'yes' });
+  assert.ok(!bad.success);
+  assert.deepEqual(bad.error.issues.map((i) => i.path), [['tool_helper']]);
+  const files = readdirSync('configs/planpath').filter((f) => f.startsWith('planpath_') && f.endsWith('.yaml')).sort();
+  const helpers = files.filter((f) => f.startsWith('planpath_helper_'));
+  assert.deepEqual(helpers, ['planpath_helper_L0_single_agent.yaml', 'planpath_helper_L1_prompt.yaml', 'planpath_helper_L2_lora.yaml']);
+  for (const file of files) {
+    const r = loadRunConfig(`configs/planpath/${file}`);
+    assert.ok(r.ok, `${file}: ${JSON.stringify(!r.ok && r.issues)}`);
+    const helper = helpers.includes(file);
+    assert.equal(r.config.env.name === 'plan_path' && r.config.env.tool_helper, helper, file);
+    const models = Object.values(r.config.base_models).map((m) => m.path);
+    assert.ok(models.every((path) => path === (helper ? '.tools/models/tandem-tiny-helper' : '.tools/models/tandem-tiny')), `${file}: ${models}`);
+    if (helper) assert.match(readFileSync(`configs/planpath/${file}`, 'utf8'), /^# A MINIATURE of the paper's mechanism, not the reference's setting/, `${file}: the head comment`);
   }
 });

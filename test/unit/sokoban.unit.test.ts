@@ -33,7 +33,7 @@ const CORRIDOR = ['#######', '#@_$_.#', '#######'];
 
 test('the reward constants are the reference\'s', () => {
   assert.deepEqual(SOKOBAN_REWARDS, { rStep: -0.01, rInvalid: -0.05, rBoxOnTarget: 1, rBoxOffTarget: -0.5, rWin: 10, rFail: -5, gamma: 0.99, lambdaPot: 0.1 });
-  assert.deepEqual(SOKOBAN_DEFAULTS, { size: 6, boxes: 1, walkSteps: 25, searchDepth: 200, maxSteps: 200 });
+  assert.deepEqual(SOKOBAN_DEFAULTS, { size: 6, boxes: 1, walkSteps: 25, searchDepth: 200, maxSteps: 200, deadlock: 'end' });
 });
 
 test('a plain step costs r_step plus shaping and moves the player', () => {
@@ -145,6 +145,30 @@ test('two boxes frozen side by side against a wall are a deadlock', () => {
   assert.deepEqual(r.state.boxes, [[1, 2], [1, 3]]);
 });
 
+test("env.deadlock: 'end' ends a deadlocked room with r_fail; 'continue' plays on as the reference, to a win or the step budget", () => {
+  // The box goes into the top-right corner (no target there), then the player steps down.
+  const level = ['######', '#_@$_#', '#____#', '#____#', '#.___#', '######'];
+  const moves = ['R', 'D'];
+  const ended = applyMoves(parseLevel(level), moves);
+  close(ended.reward, -0.01 + shaping(5, 6) - 5);
+  assert.deepEqual([ended.done, ended.solved, ended.state.failure, ended.applied], [true, false, 'deadlock', 1]);
+
+  const room = { ...parseLevel(level, 4), deadlock: 'continue' as const };
+  const goesOn = applyMoves(room, moves);
+  close(goesOn.reward, -0.01 + shaping(5, 6) + (-0.01 + shaping(6, 6)), 'the ordinary step rewards, no r_fail');
+  assert.deepEqual([goesOn.done, goesOn.solved, goesOn.state.failure, goesOn.applied], [false, false, null, 2]);
+  assert.deepEqual(goesOn.state.player, [2, 3]);
+  // Only the step budget (4 moves here) ends it, with r_fail as the reference's max_steps does.
+  const out = applyMoves(goesOn.state, ['L', 'L', 'L']);
+  close(out.reward, -0.01 + shaping(6, 6) + (-0.01 + shaping(6, 6) - 5));
+  assert.deepEqual([out.done, out.solved, out.state.failure, out.applied], [true, false, 'step limit', 2]);
+  // The same as a room the generator makes, and through the environment.
+  assert.equal(generate(3, { deadlock: 'continue' }).deadlock, 'continue');
+  assert.equal(generate(3).deadlock, 'end');
+  const stuck = sokoban.score('plan_agent', room, '#### ["R", "D"]', null, 0.4);
+  assert.deepEqual([stuck.done, stuck.outcome], [false, '2 moves, 0 of 1 boxes on targets, ended at (2, 3)']);
+});
+
 test('applyMoves does not mutate its input', () => {
   const s = parseLevel(CORRIDOR);
   const snapshot = structuredClone(s);
@@ -212,7 +236,7 @@ function permutations<T>(items: readonly T[]): T[][] {
 
 test('generate is deterministic by seed and varies across seeds', () => {
   assert.deepEqual(generate(42), generate(42));
-  assert.deepEqual(generate(42, {}), generate(42, { size: 6, boxes: 1, walkSteps: 25, searchDepth: 200, maxSteps: 200 }));
+  assert.deepEqual(generate(42, {}), generate(42, { size: 6, boxes: 1, walkSteps: 25, searchDepth: 200, maxSteps: 200, deadlock: 'end' }));
   const layouts = new Set(Array.from({ length: 50 }, (_, seed) => JSON.stringify(generate(seed))));
   assert.ok(layouts.size > 45, `only ${layouts.size} distinct rooms for 50 seeds`);
 });
@@ -308,18 +332,21 @@ test('larger rooms and more boxes are solvable too', () => {
 });
 
 test('generate rejects unusable options', () => {
-  const bad: SokobanOptions[] = [{ size: 4 }, { size: 17 }, { boxes: 0 }, { boxes: 5 }, { walkSteps: 0 }, { searchDepth: 3 }, { searchDepth: 1001 }, { size: 6.5 }, { maxSteps: 0 }];
+  const bad: SokobanOptions[] = [{ size: 4 }, { size: 17 }, { boxes: 0 }, { boxes: 5 }, { walkSteps: 0 }, { searchDepth: 3 }, { searchDepth: 1001 }, { size: 6.5 }, { maxSteps: 0 }, { deadlock: 'stop' as 'end' }];
   for (const opts of bad) assert.throws(() => generate(1, opts), RangeError, JSON.stringify(opts));
 });
 
-test('the config section maps walk_steps and search_depth; the removed reverse_steps is named', () => {
-  for (const file of readdirSync('configs/sokoban').filter((f) => f.endsWith('.yaml'))) {
+test('the config section maps walk_steps, search_depth and deadlock; the removed reverse_steps is named', () => {
+  for (const file of readdirSync('configs/sokoban').filter((f) => f.startsWith('sokoban_') && f.endsWith('.yaml'))) {
     const env = sokobanEnv.config.parse(parseYaml(readFileSync(`configs/sokoban/${file}`, 'utf8')).env);
-    assert.deepEqual(sokobanEnv.options(env), { options: { size: 6, boxes: 1, walkSteps: 25, searchDepth: 200, maxSteps: 200, rewardFormula: 'tandem' }, issues: [] }, file);
+    assert.deepEqual(sokobanEnv.options(env), { options: { size: 6, boxes: 1, walkSteps: 25, searchDepth: 200, maxSteps: 200, deadlock: 'end', rewardFormula: 'tandem' }, issues: [] }, file);
   }
-  assert.deepEqual(sokobanEnv.options(sokobanEnv.config.parse({ name: 'sokoban', walk_steps: 30, search_depth: 100 })).options, {
-    size: 6, boxes: 1, walkSteps: 30, searchDepth: 100, maxSteps: 200, rewardFormula: 'tandem',
+  assert.deepEqual(sokobanEnv.options(sokobanEnv.config.parse({ name: 'sokoban', walk_steps: 30, search_depth: 100, deadlock: 'continue' })).options, {
+    size: 6, boxes: 1, walkSteps: 30, searchDepth: 100, maxSteps: 200, deadlock: 'continue', rewardFormula: 'tandem',
   });
+  const badRule = sokobanEnv.config.safeParse({ name: 'sokoban', deadlock: 'stop' });
+  assert.ok(!badRule.success);
+  assert.deepEqual(badRule.error.issues.map((i) => i.path), [['deadlock']]);
   const old = sokobanEnv.config.safeParse({ name: 'sokoban', reverse_steps: 25 });
   assert.ok(!old.success);
   assert.deepEqual(old.error.issues.map((i) => i.path), [['reverse_steps']]);
@@ -332,7 +359,8 @@ test('random move sequences never break the invariants', () => {
   const rng = mulberry32(11);
   const MOVES = ['U', 'D', 'L', 'R', 'U', 'D', 'L', 'R', 'X'];
   for (let seed = 0; seed < 150; seed++) {
-    let s = generate(seed, { boxes: 1 + (seed % 3), maxSteps: 40 + (seed % 40) });
+    const deadlock = seed % 2 === 0 ? 'end' : 'continue';
+    let s = generate(seed, { boxes: 1 + (seed % 3), maxSteps: 40 + (seed % 40), deadlock });
     const room = [...s.room];
     const boxCount = s.boxes.length;
     let total = 0;
@@ -357,6 +385,7 @@ test('random move sequences never break the invariants', () => {
       close(s.totalReward, total);
     }
     assert.ok(s.solved || s.failure !== null);
+    if (deadlock === 'continue') assert.notEqual(s.failure, 'deadlock');
   }
 });
 

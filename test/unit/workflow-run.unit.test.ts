@@ -611,3 +611,28 @@ test('the input `tandem config check --json` prints starts a run that trains', a
   assert.deepEqual(result.versions, { shared_model: 1 });
   assert.equal(inputsOf(h.calls, 'updatePolicy')[0].expectedSamples, publishedSamples(h.calls).length);
 });
+
+test('an evaluation of the test split with a samplingKey: test seeds, the same sampling seeds as every evaluation given that key, and its policies released when asked', async () => {
+  const { evaluate } = await import('../../workflows/evaluate.js');
+  const config = runConfig(L1, [...SMALL, 'training.val_problems=2', 'training.validate_sample_num=1']);
+  const evalOf = (workflowId: string, extra: Record<string, unknown>) =>
+    h.env.client.workflow.execute(evaluate, { taskQueue: CPU_QUEUE, workflowId, args: [{ config, runId: 'run-done', iteration: 3, ...extra }] });
+  await evalOf('ev-a', { split: 'test', samplingKey: 'bench-s0', release: true });
+  await evalOf('ev-b', { split: 'test', samplingKey: 'bench-s0', release: true });
+  await evalOf('ev-c', {});
+  const calls = h.calls;
+  const seedsOf = (evalId: string) => episodeStarts(calls, `${evalId}/`).map((e) => e.problemSeed);
+  assert.deepEqual(seedsOf('ev-a'), [1_100_000_000, 1_100_000_001], 'the test range');
+  assert.deepEqual(seedsOf('ev-c'), [1_000_000_000, 1_000_000_001], 'the validation range by default');
+  const sampling = (evalId: string) =>
+    inputsOf(calls, 'agentTurn')
+      .filter((t) => t.episodeId.startsWith(`${evalId}/`))
+      .map((t) => `${t.episodeId.slice(evalId.length)} ${t.turn} ${t.agent} ${t.seed}`)
+      .sort();
+  assert.ok(sampling('ev-a').length > 0);
+  assert.deepEqual(sampling('ev-a'), sampling('ev-b'), 'one key: the same seeds per (episode, turn, agent)');
+  const seeds = (evalId: string) => new Set(inputsOf(calls, 'agentTurn').filter((t) => t.episodeId.startsWith(`${evalId}/`)).map((t) => t.seed));
+  assert.ok([...seeds('ev-c')].every((s) => !seeds('ev-a').has(s)), 'without a key, seeds of its own');
+  // released: ev-a and ev-b asked for it (the run's policies, loaded for them); ev-c evaluates a run's policies it did not load
+  assert.deepEqual(inputsOf(calls, 'releasePolicy').map((r) => r.runId), ['run-done', 'run-done']);
+});

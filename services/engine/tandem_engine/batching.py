@@ -248,7 +248,7 @@ class DecodeBatch:
         """The set of rows changed: per-row sampling parameters and adapter hooks follow."""
         self._lora.close()
         self.forward_kwargs = None
-        self.params = SamplingParams(self.rows, self.bb.device)
+        self.params = SamplingParams(self.rows, self.bb.device, prev=self.params)
 
     def _use_rows(self, B: int) -> None:
         """The batch is the first B slots of the buffers."""

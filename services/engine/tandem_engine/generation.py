@@ -6,8 +6,8 @@ what happens to a set of rows at one point of it:
 
 * `prefill`: one forward over each distinct (prompt, adapter) of the newcomers (the n samples of a
   request share it), left-padded so that all of them end at the same column;
-* `sample_next`: one token per row from its logits (temperature, top-k, top-p, min-p; greedy at
-  temperature 0), its plain-softmax log-prob, and whether the row is finished;
+* `sample_next`: one token per row from its logits (repetition penalty, then temperature, top-k,
+  top-p, min-p; greedy at temperature 0), its plain-softmax log-prob, and whether the row is finished;
 * `sample_of`: the finished row as the protocol's sample.
 
 Each row draws from its own torch.Generator (seeded from the request's seed and the row's index), so
@@ -46,6 +46,7 @@ class Row:
     top_p: float = 1.0
     top_k: int = -1
     min_p: float = 0.0
+    repetition_penalty: float = 1.0  # vLLM's: on the tokens of the prompt and the response so far; 1 = off
     max_new_tokens: int = 256
     stop: list[str] = field(default_factory=list)
     ignore_eos: bool = False  # vLLM's name: stop tokens do not end the row (stop strings still do)
@@ -127,10 +128,30 @@ def _tail_has_stop(tokenizer, ids: list[int], stops: list[str]) -> bool:
     return any(s in tail for s in stops)
 
 
-class SamplingParams:
-    """Per-row temperature / top-k / top-p / min-p as [B] tensors, and each row's generator."""
+def penalize(logits: torch.Tensor, seen: torch.Tensor, penalty: torch.Tensor) -> torch.Tensor:
+    """vLLM's (and HF's) repetition penalty: where `seen` [B, V], a logit x becomes x / p if x > 0, else
+    x * p (p = `penalty` [B]); a row with p = 1 keeps its logits bit for bit (x / 1 and x * 1 are x)."""
+    p = penalty[:, None]
+    return torch.where(seen, torch.where(logits > 0, logits / p, logits * p), logits)
 
-    def __init__(self, rows: list[Row], dev):
+
+class SamplingParams:
+    """Per-row repetition penalty / temperature / top-k / top-p / min-p as [B] tensors, and each row's
+    generator.
+
+    The penalty needs each row's seen tokens (prompt + response so far): a [B, V] bool mask, made at
+    the first `sample` (V = the logits' width) and marked with each sampled token. It exists only
+    while some row has p != 1. A new set of rows (`prev`: the params of the batch's previous rows) takes
+    the masks of the rows it shares with `prev` (one gather on the device); only the newcomers' masks
+    are made from their token ids."""
+
+    def __init__(self, rows: list[Row], dev, prev: "SamplingParams | None" = None):
+        self.rows = list(rows)
+        self.penalized = any(r.repetition_penalty != 1 for r in rows)
+        self.penalty = torch.tensor([r.repetition_penalty for r in rows], device=dev) if self.penalized else None
+        self.seen: torch.Tensor | None = None  # [B, V] bool, made at the first sample
+        # The params whose masks carry over: `prev`, or what `prev` would have taken had it never sampled.
+        self._prev = None if not self.penalized or prev is None else prev if prev.seen is not None else prev._prev
         self.temperature = torch.tensor([r.temperature for r in rows], device=dev)
         self.top_k = torch.tensor([r.top_k if r.top_k > 0 else 0 for r in rows], device=dev)
         # top_p >= 1 is "off"; inf avoids dropping a tail token when float cumsums overshoot 1.
@@ -140,7 +161,32 @@ class SamplingParams:
         self.sampled = [(i, r.generator) for i, r in enumerate(rows) if r.temperature > 0]
 
     def sample(self, logits: torch.Tensor) -> torch.Tensor:
-        """Next token per row: temperature (0 = greedy), then top-k, then top-p, then min-p."""
+        """Next token per row: repetition penalty, then temperature (0 = greedy), top-k, top-p, min-p."""
+        if not self.penalized:
+            return self._draw(logits)
+        if self.seen is None:
+            self.seen = self._seen_masks(logits.shape[-1], logits.device)
+        tok = self._draw(penalize(logits, self.seen, self.penalty))
+        self.seen[torch.arange(len(tok), device=tok.device), tok] = True  # now in the row's response
+        return tok
+
+    def _seen_masks(self, V: int, dev) -> torch.Tensor:
+        """[B, V] bool: True at the tokens of each row's prompt and response so far."""
+        seen = torch.zeros((len(self.rows), V), dtype=torch.bool, device=dev)
+        old = {r: i for i, r in enumerate(self._prev.rows)} if self._prev is not None else {}
+        kept = [(i, old[r]) for i, r in enumerate(self.rows) if r in old]
+        if kept:
+            new_i, old_i = (torch.tensor(c, device=dev) for c in zip(*kept))
+            seen[new_i] = self._prev.seen[old_i]
+        fresh = [(i, r.prompt_ids + r.resp) for i, r in enumerate(self.rows) if r not in old]
+        if fresh:
+            at = torch.tensor([i for i, ids in fresh for _ in ids], device=dev)
+            seen[at, torch.tensor([t for _, ids in fresh for t in ids], device=dev)] = True
+        self._prev = None  # let the old masks go
+        return seen
+
+    def _draw(self, logits: torch.Tensor) -> torch.Tensor:
+        """Temperature (0 = greedy), then top-k, then top-p, then min-p."""
         tok = logits.argmax(dim=-1)
         if not self.sampled:
             return tok

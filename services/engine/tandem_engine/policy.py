@@ -31,11 +31,15 @@ from .models import Backbone, load_pretrained
 from .ppo import policy_loss
 
 
-def lr_factor(step: int, warmup: int, total: int, min_ratio: float) -> float:
-    """LR multiplier for optimizer step `step` (0-based): linear warm-up over `warmup` steps
-    (step 0 already uses lr/warmup, step warmup-1 the full lr), then cosine decay from lr at
-    step `warmup` to lr*min_ratio at step `total`, constant afterwards."""
+def lr_factor(step: int, warmup: int, total: int, min_ratio: float, warmup_start: str = "fraction") -> float:
+    """LR multiplier for optimizer step `step` (0-based): linear warm-up over `warmup` steps, then
+    cosine decay from lr at step `warmup` to lr*min_ratio at step `total`, constant afterwards.
+    The warm-up starts at lr/warmup (`fraction`: step 0 already uses lr/warmup, step warmup-1 the
+    full lr), or at lr*min_ratio (`min_lr`: verl's cosine schedule, the reference's, reaching the
+    full lr at step `warmup`)."""
     if step < warmup:
+        if warmup_start == "min_lr":
+            return min_ratio + (1.0 - min_ratio) * step / warmup
         return (step + 1) / warmup
     if total <= warmup:
         return 1.0
@@ -63,7 +67,7 @@ class Policy:
             raise EngineError("LoadError", f"policy {key!r} has no trainable parameters (check lora.target_modules)")
         self.optimizer = torch.optim.AdamW(params, lr=optim["lr"], betas=tuple(optim["betas"]), eps=1e-8,
                                            weight_decay=optim["weight_decay"])
-        sched = (optim["warmup_steps"], optim["total_steps"], optim["min_lr_ratio"])
+        sched = (optim["warmup_steps"], optim["total_steps"], optim["min_lr_ratio"], optim["warmup_start"])
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, lambda step: lr_factor(step, *sched))
         self.rng = self._initial_rng()
         self.version, self.source = 0, backbone.model_path
@@ -148,7 +152,7 @@ class Policy:
         for g in optimizer.param_groups:
             g.update(initial_lr=o["lr"], betas=tuple(o["betas"]), weight_decay=o["weight_decay"],
                      lr=o["lr"] * lr_factor(self.scheduler.last_epoch, o["warmup_steps"], o["total_steps"],
-                                            o["min_lr_ratio"]))
+                                            o["min_lr_ratio"], o["warmup_start"]))
 
     def _stepper(self, group):
         """The optimizer that takes this step. Without `shard_optimizer`: the policy's AdamW. With it:

@@ -384,7 +384,7 @@ def retention(req: dict) -> tuple[int | None, int | None]:
     return keep_last, keep_every
 
 
-SAMPLING = ("temperature", "top_p", "top_k", "min_p", "max_new_tokens", "stop", "ignore_eos")
+SAMPLING = ("temperature", "top_p", "top_k", "min_p", "repetition_penalty", "max_new_tokens", "stop", "ignore_eos")
 
 
 def fit_prompt(ids: list[int], limit: int | None, truncation: str) -> list[int]:
@@ -411,19 +411,21 @@ def parse_generate(req: dict) -> list[dict]:
         q = dict(policy=field(r, "policy", str), version=field(r, "version", int), messages=messages,
                  n=field(r, "n", int, 1), temperature=field(r, "temperature", float, 1.0),
                  top_p=field(r, "top_p", float, 1.0), top_k=field(r, "top_k", int, -1),
-                 min_p=field(r, "min_p", float, 0.0), max_new_tokens=field(r, "max_new_tokens", int, 256),
+                 min_p=field(r, "min_p", float, 0.0), repetition_penalty=field(r, "repetition_penalty", float, 1.0),
+                 max_new_tokens=field(r, "max_new_tokens", int, 256),
                  stop=field(r, "stop", list, []), ignore_eos=field(r, "ignore_eos", bool, False),
                  max_prompt_tokens=field(r, "max_prompt_tokens", int, None),
                  truncation=field(r, "truncation", str, "error"),
                  seed=field(r, "seed", int, None),
                  enable_thinking=field(r, "enable_thinking", bool, None), load=field(r, "load", dict, None))
         if (q["n"] < 1 or q["max_new_tokens"] < 0 or q["temperature"] < 0 or not 0 < q["top_p"] <= 1
-                or not 0 <= q["min_p"] <= 1 or not all(isinstance(s, str) and s for s in q["stop"])
+                or not 0 <= q["min_p"] <= 1 or q["repetition_penalty"] <= 0
+                or not all(isinstance(s, str) and s for s in q["stop"])
                 or (q["max_prompt_tokens"] is not None and q["max_prompt_tokens"] < 1)
                 or q["truncation"] not in ("error", "left")):
             raise EngineError("BadRequest", f"requests[{i}]: need n >= 1, max_new_tokens >= 0, temperature >= 0, "
-                              "0 < top_p <= 1, 0 <= min_p <= 1, stop = non-empty strings, max_prompt_tokens >= 1, "
-                              "truncation = error | left")
+                              "0 < top_p <= 1, 0 <= min_p <= 1, repetition_penalty > 0, stop = non-empty strings, "
+                              "max_prompt_tokens >= 1, truncation = error | left")
         out.append(q)
     return out
 
@@ -436,14 +438,15 @@ def parse_optim(o: dict) -> dict:
         "warmup_steps": field(o, "warmup_steps", int, 0),
         "total_steps": field(o, "total_steps", int, 0),
         "min_lr_ratio": field(o, "min_lr_ratio", float, 0.0),
+        "warmup_start": field(o, "warmup_start", str, "fraction"),
     }
     b = out["betas"]
     if not (len(b) == 2 and all(isinstance(x, (int, float)) and not isinstance(x, bool) and 0 <= x < 1 for x in b)):
         raise EngineError("BadRequest", "optim.betas must be [b1, b2] with 0 <= b < 1")
     if out["lr"] < 0 or out["weight_decay"] < 0 or out["warmup_steps"] < 0 or out["total_steps"] < 0 \
-            or not 0 <= out["min_lr_ratio"] <= 1:
-        raise EngineError("BadRequest", "optim: need lr, weight_decay, warmup_steps, total_steps >= 0 and "
-                          "0 <= min_lr_ratio <= 1")
+            or not 0 <= out["min_lr_ratio"] <= 1 or out["warmup_start"] not in ("fraction", "min_lr"):
+        raise EngineError("BadRequest", "optim: need lr, weight_decay, warmup_steps, total_steps >= 0, "
+                          "0 <= min_lr_ratio <= 1 and warmup_start = fraction | min_lr")
     return out
 
 

@@ -71,6 +71,21 @@ def test_lr_schedule_warmup_then_cosine(eng, tiny_model, tmp_path):
     assert lrs[3] == pytest.approx(1e-4 + 0.9e-3 * 0.5 * (1 + math.cos(math.pi / 4)))
 
 
+def test_lr_schedule_warmup_from_min_lr_as_verl(eng, tiny_model, tmp_path):
+    # verl's get_cosine_schedule_with_warmup (the reference's): the warm-up rises from lr * min_lr_ratio
+    # at update 0 to lr at update warmup_steps. lr 1e-3, warm-up 2, total 6, min ratio 0.1:
+    # 0.1e-3, 0.55e-3, then the same cosine as the default schedule.
+    optim = {**OPTIM, "lr": 1e-3, "warmup_steps": 2, "total_steps": 6, "min_lr_ratio": 0.1, "warmup_start": "min_lr"}
+    eng.load_lora("verl", tiny_model, tmp_path / "ck", optim=optim)
+    lrs = [eng.update("verl", v, [], tmp_path / "ck")["result"]["lr"] for v in range(8)]
+    assert lrs[:3] == pytest.approx([1e-4, 5.5e-4, 1e-3])
+    assert lrs[3] == pytest.approx(1e-4 + 0.9e-3 * 0.5 * (1 + math.cos(math.pi / 4)))
+    assert lrs[6] == lrs[7] == pytest.approx(1e-4)
+    bad = eng.call("load", policy="bad", kind="lora", model_path=tiny_model, base="base", lora=LORA,
+                   optim={**OPTIM, "warmup_start": "zero"}, checkpoint_root=str(tmp_path / "ck2"))
+    assert bad["error"]["type"] == "BadRequest" and "warmup_start" in bad["error"]["message"]
+
+
 @pytest.mark.parametrize("kind", ["lora", "full"])
 def test_kl_to_reference(eng, tiny_model, tmp_path, kind):
     root = tmp_path / "ck"
