@@ -58,7 +58,7 @@ export function report(input: ReportInput): string {
 
   out.push(`## learning: ${suite.name}${settings.preset ? `, ${settings.preset} preset` : ''} (${dates.length ? `${dates[0]}${dates.at(-1) !== dates[0] ? ` to ${dates.at(-1)}` : ''}` : 'no runs yet'})`, '');
   out.push(`\`${command(settings, stamp)}\`; results: \`bench/learning/results/${stamp}.jsonl\`.`);
-  out.push(`What: ${suite.caption}${settings.map !== null ? `, map ${settings.map}x${settings.map}` : ''}${settings.preset ? `, with configs/${suite.dir.split('/')[1]}/${settings.preset}.preset.yaml` : ''}${settings.set.length ? `, overrides ${settings.set.join(', ')}` : ''}.`);
+  out.push(`What: ${suite.caption}${settings.map !== null ? `, map ${settings.map}x${settings.map}` : ', map and turns as in the configs'}${settings.preset ? `, with configs/${suite.dir.split('/')[1]}/${settings.preset}.preset.yaml` : ''}${settings.set.length ? `, overrides ${settings.set.join(', ')}` : ''}.`);
   out.push(`Training: ${settings.iterations} iterations of ${settings.batch} problems per row and seed (seed s trains on problems from training.seed = s x 1,000,000), each config's own update settings at its family's learning rate: full ${rates.full.lr} (${rates.full.source}), lora ${rates.lora.lr} (${rates.lora.source}).`);
   out.push(`Evaluation: ${settings.testProblems} test problems (seeds never used for tuning) each played ${settings.testSamples} times with the configs' val_llm_config; every row of a seed plays the same problems with the same sampling seeds. One evaluation's standard error at 50%: ${(100 * Math.sqrt(0.25 / (settings.testProblems * settings.testSamples))).toFixed(1)} points.`);
   out.push(`Machine: ${machines.join('; ') || '-'}, no GPU. Commits: ${commits.join(', ') || '-'}.`, '');

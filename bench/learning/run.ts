@@ -112,7 +112,8 @@ const settings: Settings = {
   preset,
   iterations: num('iterations', 60),
   batch: num('batch', 8),
-  map: puzzle ? num('map', suite.name === 'sokoban' ? 6 : 5) : null,
+  // the puzzles' map size; unset: each config's own
+  map: puzzle && arg('map', '') !== '' ? num('map', 0) : null,
   set: arg('set', '').split(',').filter(Boolean),
   testProblems: num('test-problems', 64),
   testSamples: num('test-samples', 2),
