@@ -5,6 +5,9 @@
 //   GET  /api/runs/RUN_ID/stream     the run's state and record, live (server-sent events, stream.ts)
 //   POST /api/runs/RUN_ID/pause      (resume, stop) sends the run's own signal (services/cli/lifecycle.ts)
 //   GET  /episode?id=EPISODE_ID      the episode's page from its audit transcript (services/report/html.ts)
+// It answers only requests whose Host is its own (hostsServed): a page on another site whose name
+// is re-pointed at 127.0.0.1 (DNS rebinding) would otherwise be same-origin with it and could read
+// every run and send signals. A lifecycle POST must also come from its own page's Origin.
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
@@ -45,14 +48,26 @@ class HttpError extends Error {
   }
 }
 
+/**
+ * The Host header values the dashboard answers: its port under each loopback name (127.0.0.1,
+ * localhost, [::1]), under the address it is bound to, and under each name the user allows
+ * (`tandem dashboard --allow-host NAME`). Lower case; without the port when it is 80.
+ */
+export function hostsServed(host: string, port: number, names: string[] = []): Set<string> {
+  const bound = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host; // an IPv6 address
+  const all = ['127.0.0.1', 'localhost', '[::1]', bound, ...names].map((n) => n.toLowerCase());
+  return new Set(all.flatMap((n) => (port === 80 ? [n, `${n}:80`] : [`${n}:${port}`])));
+}
+
 /** Starts the server on HOST:PORT (port 0: any free port) with its own Postgres pool and Temporal client. */
-export async function startDashboard({ port = DEFAULT_PORT, host = '127.0.0.1' }: { port?: number; host?: string } = {}): Promise<Dashboard> {
+export async function startDashboard({ port = DEFAULT_PORT, host = '127.0.0.1', allowHosts = [] }: { port?: number; host?: string; allowHosts?: string[] } = {}): Promise<Dashboard> {
   const database = openDatabase(4);
   const temporal = await temporalClient();
   const deps: Deps = { db: database.db, temporal, engineBusy: engineBusySampler() };
   const closing = new AbortController();
+  let served = new Set<string>(); // set once the port is bound
   const server = createServer((req, res) => {
-    handle(deps, req, res, closing.signal).catch((err: unknown) => {
+    handle(deps, served, req, res, closing.signal).catch((err: unknown) => {
       const status = err instanceof HttpError ? err.status : 500;
       const message = err instanceof Error ? err.message : String(err);
       if (res.headersSent) return void res.end();
@@ -68,6 +83,7 @@ export async function startDashboard({ port = DEFAULT_PORT, host = '127.0.0.1' }
     server.listen(port, host, resolve);
   });
   const { port: bound } = server.address() as AddressInfo;
+  served = hostsServed(host, bound, allowHosts);
   return {
     url: `http://${host}:${bound}/`,
     close: async () => {
@@ -81,7 +97,11 @@ export async function startDashboard({ port = DEFAULT_PORT, host = '127.0.0.1' }
   };
 }
 
-async function handle(deps: Deps, req: IncomingMessage, res: ServerResponse, closing: AbortSignal): Promise<void> {
+async function handle(deps: Deps, served: Set<string>, req: IncomingMessage, res: ServerResponse, closing: AbortSignal): Promise<void> {
+  const hostHeader = (req.headers.host ?? '').toLowerCase();
+  if (!served.has(hostHeader)) {
+    throw new HttpError(403, `Host ${hostHeader || '(none)'} is not this dashboard's (${[...served].join(', ')}); to serve another name, start it with --allow-host NAME`);
+  }
   const url = new URL(req.url ?? '/', 'http://localhost');
   const page = STATIC[url.pathname];
   if (req.method === 'GET' && page) {
@@ -110,6 +130,7 @@ async function handle(deps: Deps, req: IncomingMessage, res: ServerResponse, clo
       // A custom header makes a browser ask first (CORS preflight, which this server never grants)
       // before another site's page could post here: only the dashboard's own page sends signals.
       if (req.headers[SIGNAL_HEADER] !== '1') throw new HttpError(403, `${url.pathname}: send it with the header ${SIGNAL_HEADER}: 1 (the dashboard's page does)`);
+      if (!served.has(originHost(req.headers.origin))) throw new HttpError(403, `${url.pathname}: only the dashboard's own page may send signals (Origin ${req.headers.origin ?? 'missing'})`);
       const said = await sendLifecycleSignal(deps.temporal, runId, what as LifecycleAction).catch((err: unknown) => {
         throw new HttpError(409, err instanceof Error ? err.message : String(err));
       });
@@ -123,6 +144,15 @@ async function handle(deps: Deps, req: IncomingMessage, res: ServerResponse, clo
 function json(res: ServerResponse, data: unknown): void {
   res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' });
   res.end(JSON.stringify(data));
+}
+
+/** The host:port of an Origin header ('' when there is none or it is not a URL). */
+function originHost(origin: string | undefined): string {
+  try {
+    return origin ? new URL(origin).host.toLowerCase() : '';
+  } catch {
+    return '';
+  }
 }
 
 /** Aborts when the client goes away. */

@@ -3,10 +3,12 @@
 // page and the run page load with no console error; a chart gains a point when an iteration
 // finishes, and the engine's busy fraction shows; the pause button pauses the run (the page says
 // so, and so does the run's progress query) and resume resumes it; an episode page shows the
-// candidates and their rewards; the stop button ends the run. A screenshot per check goes to
-// <test data>/screenshots/.
+// candidates and their rewards; the stop button ends the run. A request addressed to another
+// host name (DNS rebinding) gets 403 on every route, and a signal from another origin is refused.
+// A screenshot per check goes to <test data>/screenshots/.
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -125,6 +127,51 @@ test("a chart gains a point when an iteration finishes; the run page has no cons
   await pageUntil("the engine's busy fraction", () => runPage.locator('#engine-busy').innerText(), (text) => /engine busy \d+%/.test(text));
   await shoot(runPage, 'run-chart-grew');
   assert.deepEqual(errors, []);
+});
+
+/** A request to the dashboard with the headers a browser would send from `host` (fetch cannot set Host). */
+function raw(method: string, path: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(new URL(path, dashboard.url), { method, headers }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => (body += d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+test('a request addressed to another host name gets 403 on every route; a signal from another origin is refused', { timeout: SLOW }, async () => {
+  const port = new URL(dashboard.url).port;
+  const evil = { host: `evil.example.com:${port}`, origin: `http://evil.example.com:${port}`, 'x-tandem-dashboard': '1' };
+  const routes: [string, string][] = [
+    ['GET', '/'],
+    ['GET', '/run.html'],
+    ['GET', '/run.js'],
+    ['GET', '/api/runs'],
+    ['GET', `/api/runs/${runId}/stream`],
+    ['GET', `/episode?id=${runId}/it0/ep0`],
+    ['POST', `/api/runs/${runId}/pause`],
+    ['POST', `/api/runs/${runId}/stop`],
+  ];
+  for (const [method, path] of routes) {
+    const r = await raw(method, path, evil);
+    assert.equal(r.status, 403, `${method} ${path}`);
+    assert.match(r.body, /Host evil\.example\.com:\d+ is not this dashboard's/, `${method} ${path}`);
+    assert.ok(!r.body.includes(runId), `${method} ${path}: nothing of the run`);
+  }
+  // Its own names are answered...
+  for (const name of ['127.0.0.1', 'localhost', '[::1]']) assert.equal((await raw('GET', '/api/runs', { host: `${name}:${port}` })).status, 200, name);
+  // ...but a signal needs its own page's Origin too, with the page's header.
+  const own = { host: `localhost:${port}`, 'x-tandem-dashboard': '1' };
+  for (const origin of [undefined, `http://evil.example.com:${port}`, 'null']) {
+    const r = await raw('POST', `/api/runs/${runId}/pause`, origin === undefined ? own : { ...own, origin });
+    assert.equal(r.status, 403, `Origin ${origin}`);
+    assert.match(r.body, /only the dashboard's own page may send signals/);
+  }
+  assert.notEqual((await handle.query(progressQuery)).status, 'paused', 'no refused signal reached the run');
 });
 
 test('the pause button pauses the run, and resume resumes it; a post from elsewhere is refused', { timeout: 2 * SLOW }, async () => {
