@@ -338,7 +338,8 @@ export type ParseResult = { ok: true; config: RunConfig } | { ok: false; issues:
  * schema can still get wrong (configs/check.ts passes the policy checks).
  */
 export function parseRunConfig(raw: unknown, checks: ((cfg: RunConfig) => ConfigIssue[])[] = []): ParseResult {
-  const result = runConfigSchema.safeParse(raw);
+  // A missing key or section is "required" (zod's own words would be "Invalid input: expected object, received undefined").
+  const result = runConfigSchema.safeParse(raw, { error: (issue) => (issue.code === 'invalid_type' && issue.input === undefined ? 'required' : undefined) });
   const crossIssues = crossReferenceIssues(raw);
   if (result.success && crossIssues.length === 0) {
     const issues = [...checks.flatMap((check) => check(result.data)), ...roleIssues(result.data), ...learningIssues(result.data)];

@@ -1,6 +1,7 @@
 // `tandem status RUN_ID [--watch] [--json]`: where a run is, from the workflow's progress query.
 // --watch redraws the view in place on a terminal (one plain line per change otherwise) and
-// exits when the run ends.
+// exits when the run ends. A run that failed, or was terminated, timed out or cancelled, is said
+// to have, with its failure's message, and the command exits 1.
 import type { WorkflowHandle } from '@temporalio/client';
 import { Option, type Command } from 'commander';
 import { progressQuery, type EvaluationPoint, type IterationSummary, type RunProgress } from '../../workflows/messages.js';
@@ -54,6 +55,14 @@ export async function watchRun(handle: WorkflowHandle<typeof trainingRun>): Prom
   return final;
 }
 
+/** The message of a run's failure: its cause's (the workflow's own error), else the error's. */
+function failureMessage(error: unknown): string {
+  return error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error);
+}
+
+/** Temporal's statuses of a run that ended without finishing: no progress query answers for it. */
+const ENDED_BADLY = ['FAILED', 'TERMINATED', 'TIMED_OUT', 'CANCELLED'];
+
 /** Shows the progress until the run ends; returns the exit code (1 if the run failed). */
 async function watchStatus(handle: WorkflowHandle<typeof trainingRun>, out: NodeJS.WriteStream): Promise<number> {
   const render = watchRenderer(out.isTTY === true);
@@ -72,8 +81,7 @@ async function watchStatus(handle: WorkflowHandle<typeof trainingRun>, out: Node
     for (let waited = 0; !outcome && waited < POLL_MS; waited += 100) await new Promise((r) => setTimeout(r, 100));
   }
   if (!outcome.ok) {
-    const cause = outcome.error instanceof Error ? (outcome.error.cause instanceof Error ? outcome.error.cause.message : outcome.error.message) : String(outcome.error);
-    out.write(`run ${handle.workflowId} failed: ${cause}\n`);
+    out.write(`run ${handle.workflowId} failed: ${failureMessage(outcome.error)}\n`);
     return 1;
   }
   show(outcome.final);
@@ -86,7 +94,7 @@ export function registerStatus(program: Command, act: Act): void {
     .description('where a run is: iteration, episodes done, reward and success, versions, checkpoint, ETA')
     .argument('<RUN_ID>', 'the training run (its workflow id)')
     .addOption(new Option('--watch', 'a live progress bar until the run ends (exit 1 if it failed)').conflicts('json'))
-    .option('--json', "print the run's progress (RunProgress) as JSON")
+    .option('--json', "print the run's progress (RunProgress) as JSON; a run that failed: {runId, status, error} (exit 1)")
     .action(act(statusCommand));
 }
 
@@ -94,6 +102,14 @@ async function statusCommand(runId: string, opts: { watch?: boolean; json?: bool
   const client = await temporalClient();
   const { handle, status } = await findRun(client, runId);
   if (opts.watch) return watchStatus(handle, process.stdout);
+  if (ENDED_BADLY.includes(status)) {
+    // Its progress query would show the state it failed in as if it still ran: say how it ended instead.
+    const error = await handle.result().then(() => `ended ${status.toLowerCase()}`, failureMessage);
+    const ended = status.toLowerCase().replace('_', ' ');
+    if (opts.json) console.log(JSON.stringify({ runId, status: ended, error }, null, 2));
+    else console.log(`run ${runId} ${ended}: ${error}`);
+    return 1;
+  }
   if (status !== 'RUNNING' && status !== 'COMPLETED') console.log(`run ${runId}: Temporal status ${status}`);
   const p = await handle.query(progressQuery);
   if (opts.json) console.log(JSON.stringify(p, null, 2));

@@ -1,5 +1,5 @@
 // The lifecycle commands end to end on the real stack: `tandem status` (fields, --json, --watch,
-// unknown id), `tandem pause`, `resume` and `stop` on one short run, and an ended run refusing
+// unknown id, a failed run), `tandem pause`, `resume` and `stop` on one short run, and an ended run refusing
 // them. What the signals do to a run (nothing starts while paused, a stop ends the run after the
 // current iteration's update, a stop between iterations, continue-as-new carrying a pause) is
 // asserted on mocked activities in test/unit/workflow-run.unit.test.ts.
@@ -66,6 +66,25 @@ test('status: clear error for an unknown run id; lifecycle commands too', () => 
     assert.equal(r.code, 1, `${args.join(' ')}: ${r.out}${r.err}`);
     assert.match(r.err, /unknown run id 'no-such-run-xyz'/);
   }
+});
+
+test('status of a run that failed (started with a bad config, as from the Temporal CLI) says so with its errors by path, and exits 1', { timeout: SLOW }, async () => {
+  const runId = `failed-status-${Date.now()}`;
+  const handle = await t.client.workflow.start(trainingRun, { taskQueue: CPU_QUEUE, workflowId: runId, args: [{ config: { env: { name: 'plan_path' } } }] });
+  await handle.result().then(() => assert.fail('the run should fail'), () => undefined);
+  const plain = tandem(['status', runId]);
+  assert.equal(plain.code, 1, plain.err);
+  assert.match(plain.out, new RegExp(`^run ${runId} failed: invalid run config`));
+  assert.match(plain.out, /base_models: required/);
+  assert.doesNotMatch(plain.out, /running|iteration/, 'no progress view of a run that never ran');
+  const json = tandem(['status', runId, '--json']);
+  assert.equal(json.code, 1, json.err);
+  const parsed = JSON.parse(json.out) as { runId: string; status: string; error: string };
+  assert.deepEqual([parsed.runId, parsed.status], [runId, 'failed']);
+  assert.match(parsed.error, /agent_policy_configs: required/);
+  const watched = tandem(['status', runId, '--watch']);
+  assert.equal(watched.code, 1);
+  assert.match(watched.out, /failed: invalid run config/);
 });
 
 test('pause, status, resume and stop from the CLI on a real run: the fields, --json, --watch; the run ends stopped with its checkpoint; an ended run refuses them', { timeout: 2 * SLOW }, async () => {
