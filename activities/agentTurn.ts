@@ -10,7 +10,7 @@ import type { ChatMessage } from '../envs/types.js';
 import { RecordTooLarge, type LazyProducer } from '../infra/kafka/client.js';
 import { EngineError, type GenerateRequest, type GenerateResult } from '../infra/engine/client.js';
 import { TOPICS } from '../infra/settings.js';
-import { loadSpec, offPolicy, type EngineDeps } from '../policy/activities.js';
+import { loadSpec, offPolicy, type EngineDeps } from './policy.js';
 import { engineKey, type PolicyRef } from '../policy/ref.js';
 import { encodeRollout, type RolloutRecord } from './records.js';
 

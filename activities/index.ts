@@ -1,5 +1,5 @@
 // The activity sets of Tandem's two kinds of worker. Workflows import these types only.
-import type { createPolicyActivities } from '../policy/activities.js';
+import type { createPolicyActivities } from './policy.js';
 import type { createAgentTurnActivities } from './agentTurn.js';
 import type { createEnvActivities } from './env.js';
 import type { createPublishActivities } from './publish.js';

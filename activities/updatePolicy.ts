@@ -33,7 +33,7 @@ import { PROJECTOR_GROUP, TOPICS, UPDATE_TOPICS } from '../infra/settings.js';
 import { EngineError, type UpdateResult } from '../infra/engine/client.js';
 import { writeSamplesFile } from '../infra/engine/samplesFile.js';
 import type { LazyProducer } from '../infra/kafka/client.js';
-import { checkpointRoot, ensurePolicy, runFolder, type EngineDeps } from '../policy/activities.js';
+import { checkpointRoot, ensurePolicy, runFolder, type EngineDeps } from './policy.js';
 import { engineKey, type PolicyRef } from '../policy/ref.js';
 import { replicaShare, selectIterationSamples } from './iterationSamples.js';
 

@@ -17,7 +17,7 @@ import { readBatch, startAtEnd } from '../infra/kafka/readBatch.js';
 import { deleteGroups } from '../infra/kafka/retention.js';
 import { makeKafka } from '../infra/kafka/client.js';
 import { CPU_QUEUE, projectPath, stackSettings, TOPICS } from '../infra/settings.js';
-import { temporalClient } from '../services/cli/temporal.js';
+import { temporalClient } from '../services/client/temporal.js';
 import { trainingRun } from '../workflows/trainingRun.js';
 
 const argv = process.argv.slice(2);

@@ -17,7 +17,7 @@ import type { TandemEvent } from '../domain/events.js';
 import { events } from '../infra/db/schema.js';
 import { CPU_QUEUE, stackSettings } from '../infra/settings.js';
 import { freePort, startPolicyWorker } from '../infra/stack.js';
-import { temporalClient } from '../services/cli/temporal.js';
+import { temporalClient } from '../services/client/temporal.js';
 import { trainingRun } from '../workflows/trainingRun.js';
 
 const arg = (name: string, fallback: string) => {

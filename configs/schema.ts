@@ -6,6 +6,7 @@
 //
 // This module is pure (no I/O): workflows import it to validate their input.
 import { z } from 'zod';
+import { DEFAULT_POLICY_QUEUE } from '../domain/queues.js';
 import { ENV_CONFIGS, envOf } from '../envs/index.js';
 
 export interface ConfigIssue {
@@ -84,7 +85,7 @@ const placementSchema = z.strictObject({
   // Task queue of the policy worker that hosts this base model and every policy built on it.
   // With replicas, the queue all of them serve agent turns from (each also has its own update
   // queue, <task_queue>-r<rank>: policy/spec.ts replicaQueue).
-  task_queue: z.string().min(1).default('tandem-policy-0'),
+  task_queue: z.string().min(1).default(DEFAULT_POLICY_QUEUE),
   // Device that worker must run on; checked by the worker before it serves the policy. "cuda"
   // accepts any GPU (cuda:N), e.g. for replicas, one per GPU.
   // (a refine, not .regex(): zod's regex check writes to its RegExp, which the workflow bundle

@@ -2,6 +2,7 @@
 // variable, so a second stack (the tests' own) can run beside a developer's.
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { DEFAULT_POLICY_QUEUE } from '../domain/queues.js';
 
 export const projectRoot = resolve(fileURLToPath(new URL('..', import.meta.url)));
 
@@ -39,7 +40,7 @@ export function stackSettings() {
     pgPort,
     databaseUrl: process.env.TANDEM_DATABASE_URL ?? `postgres://tandem@127.0.0.1:${pgPort}/tandem`,
     /** The policy worker `stack up` starts: its task queue and device. */
-    policyQueue: process.env.TANDEM_POLICY_QUEUE ?? 'tandem-policy-0',
+    policyQueue: process.env.TANDEM_POLICY_QUEUE ?? DEFAULT_POLICY_QUEUE,
     policyDevice: process.env.TANDEM_POLICY_DEVICE ?? 'cpu',
     /** Models the policy worker checks at start (comma-separated paths). */
     policyModels: (process.env.TANDEM_POLICY_MODELS ?? '.tools/models/tandem-tiny').split(',').filter(Boolean),
@@ -51,8 +52,9 @@ export function stackSettings() {
 
 export type StackSettings = ReturnType<typeof stackSettings>;
 
-/** Task queue of the CPU worker (env steps, rewards, publishing, workflows). */
-export const CPU_QUEUE = 'tandem-cpu';
+// The task queues' names live in domain/queues.ts (pure, for workflow code); the CPU worker's is
+// re-exported here beside the rest of the stack's settings.
+export { CPU_QUEUE } from '../domain/queues.js';
 
 /** Kafka topics. */
 export const TOPICS = {

@@ -6,6 +6,7 @@
 // An agent's own `specialization` overrides the run's, so levels can be mixed.
 // Pure: workflows use it.
 import type { ConfigIssue, RunConfig } from '../configs/schema.js';
+import { CPU_QUEUE, DEFAULT_POLICY_QUEUE } from '../domain/queues.js';
 
 export interface LoraSpec {
   rank: number;
@@ -40,9 +41,9 @@ export interface Replicas {
   shardOptimizer?: boolean;
 }
 
-const DEFAULT_PLACEMENT = { task_queue: 'tandem-policy-0', device: 'cpu', replicas: 1, shard_optimizer: false, rendezvous: '127.0.0.1:29400', replica_join_timeout_s: 60, replica_timeout_s: 600 };
-/** Where scripted players run: the CPU worker's task queue (infra/settings.ts CPU_QUEUE). */
-const SCRIPTED_QUEUE = 'tandem-cpu';
+const DEFAULT_PLACEMENT = { task_queue: DEFAULT_POLICY_QUEUE, device: 'cpu', replicas: 1, shard_optimizer: false, rendezvous: '127.0.0.1:29400', replica_join_timeout_s: 60, replica_timeout_s: 600 };
+/** Where scripted players run: the CPU worker's task queue. */
+const SCRIPTED_QUEUE = CPU_QUEUE;
 
 function loraOf(cfg: RunConfig): LoraSpec {
   return {

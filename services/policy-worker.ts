@@ -16,7 +16,7 @@ import { Worker } from '@temporalio/worker';
 import { createAgentTurnActivities } from '../activities/agentTurn.js';
 import { createUpdateActivities } from '../activities/updatePolicy.js';
 import { lazyProducer, makeKafka } from '../infra/kafka/client.js';
-import { createPolicyActivities } from '../policy/activities.js';
+import { createPolicyActivities } from '../activities/policy.js';
 import { replicaQueue } from '../policy/spec.js';
 import { projectPath, readyLine, stackSettings } from '../infra/settings.js';
 import { tandemDataConverter } from '../infra/temporal/payloadStore.js';

@@ -37,7 +37,7 @@ import type { Workflow, WorkflowResultType } from '@temporalio/common';
 import { loadRunConfig } from '../../configs/load.js';
 import type { RunConfig } from '../../configs/schema.js';
 import { CPU_QUEUE, projectRoot } from '../../infra/settings.js';
-import { temporalClient } from '../../services/cli/temporal.js';
+import { temporalClient } from '../../services/client/temporal.js';
 import { evaluate } from '../../workflows/evaluate.js';
 import { progressQuery } from '../../workflows/messages.js';
 import { trainingRun } from '../../workflows/trainingRun.js';

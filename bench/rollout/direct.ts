@@ -12,7 +12,7 @@ import { playEpisode } from '../../domain/episodeLoop.js';
 import { episodeIdOf, samplingSeed } from '../../domain/ids.js';
 import { envOf } from '../../envs/index.js';
 import { EngineClient, type EngineStats, type GenerateResult } from '../../infra/engine/client.js';
-import { ensurePolicy, loadSpec } from '../../policy/activities.js';
+import { ensurePolicy, loadSpec } from '../../activities/policy.js';
 import { engineKey, policyRef } from '../../policy/ref.js';
 import { agentByName } from '../../configs/schema.js';
 import { policiesOf, policyOfAgent } from '../../policy/spec.js';

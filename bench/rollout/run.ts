@@ -14,8 +14,8 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { engineThreads } from '../../infra/engine/client.js';
 import { stackSettings } from '../../infra/settings.js';
-import { runFolder } from '../../policy/activities.js';
-import { temporalClient } from '../../services/cli/temporal.js';
+import { runFolder } from '../../activities/policy.js';
+import { temporalClient } from '../../services/client/temporal.js';
 import { rolloutConfig, rolloutDirect, type RolloutFigures } from './direct.js';
 import { rolloutThroughStack, stackNode } from './stack.js';
 

@@ -5,7 +5,7 @@ import { formatTranscript, loadTranscript } from '../audit/transcript.js';
 import { verifyEpisode, verifyRun, type EpisodeVerdict, type RunVerdict } from '../audit/verify.js';
 import { episodes } from '../../infra/db/schema.js';
 import { printJson, usageError, type Act } from './args.js';
-import { withDatabase } from './database.js';
+import { withDatabase } from '../client/database.js';
 
 export function registerEpisodes(program: Command, act: Act): void {
   const group = program.command('episodes').description("the audit of a run's episodes, from the record in Postgres");

@@ -12,7 +12,7 @@ import type { EvaluationResult } from '../../domain/events.js';
 import { CPU_QUEUE, projectPath } from '../../infra/settings.js';
 import { evaluate } from '../../workflows/evaluate.js';
 import { printJson, type Act } from './args.js';
-import { freshWorkflowId, temporalClient } from './temporal.js';
+import { freshWorkflowId, temporalClient } from '../client/temporal.js';
 
 export function registerEval(program: Command, act: Act): void {
   program

@@ -11,7 +11,7 @@ import { makeKafka } from '../../infra/kafka/client.js';
 import { deleteGroups, holdings, trimTopics, type Holding } from '../../infra/kafka/retention.js';
 import { PROJECTOR_GROUP, stackSettings, TOPICS } from '../../infra/settings.js';
 import { printJson, type Act } from './args.js';
-import { temporalClient } from './temporal.js';
+import { temporalClient } from '../client/temporal.js';
 
 export function registerKafka(program: Command, act: Act): void {
   const kafka = program.command('kafka').description("what holds records in Tandem's Kafka topics");

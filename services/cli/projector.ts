@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { rebuildReadModels, READ_MODEL_TABLES } from '../projector/rebuild.js';
 import { printJson, type Act } from './args.js';
-import { withDatabase } from './database.js';
+import { withDatabase } from '../client/database.js';
 
 export function registerProjector(program: Command, act: Act): void {
   const projector = program.command('projector').description('the read models the projector keeps in Postgres');

@@ -9,7 +9,7 @@ import { bundleWorkflows, WORKFLOWS_PATH } from '../../infra/temporal/bundle.js'
 import { parseHistoryJSON, replayHistories, type RecordedHistory, type ReplayOutcome } from '../../infra/temporal/replay.js';
 import { projectRoot } from '../../infra/settings.js';
 import { printJson, usageError, type Act } from './args.js';
-import { temporalClient } from './temporal.js';
+import { temporalClient } from '../client/temporal.js';
 
 export function registerReplay(program: Command, act: Act): void {
   program

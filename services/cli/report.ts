@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { projectPath, stackSettings } from '../../infra/settings.js';
 import { writeReport } from '../report/write.js';
 import { printJson, type Act } from './args.js';
-import { withDatabase } from './database.js';
+import { withDatabase } from '../client/database.js';
 
 export function registerReport(program: Command, act: Act): void {
   program

@@ -7,9 +7,9 @@ import { Option, type Command } from 'commander';
 import { progressQuery, type EvaluationPoint, type IterationSummary, type RunProgress } from '../../workflows/messages.js';
 import type { trainingRun } from '../../workflows/trainingRun.js';
 import type { Act } from './args.js';
-import { formatRewards, progressLines, watchRenderer } from './progressView.js';
-import { findRun } from './runHandle.js';
-import { temporalClient } from './temporal.js';
+import { formatRewards, progressLines, watchRenderer } from '../client/progressView.js';
+import { findRun } from '../client/runHandle.js';
+import { temporalClient } from '../client/temporal.js';
 
 const POLL_MS = 1000;
 const fmt = (x: number) => (Number.isFinite(x) ? x.toFixed(3) : String(x));

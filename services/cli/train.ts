@@ -6,7 +6,7 @@ import { CPU_QUEUE } from '../../infra/settings.js';
 import { trainingRun } from '../../workflows/trainingRun.js';
 import type { Act } from './args.js';
 import { watchRun } from './status.js';
-import { freshWorkflowId, temporalClient } from './temporal.js';
+import { freshWorkflowId, temporalClient } from '../client/temporal.js';
 
 export function registerTrain(program: Command, act: Act): void {
   program

@@ -9,7 +9,7 @@ import type { NodePgDatabase } from 'drizzle-orm/node-postgres';
 import { episodes, evaluations, runs } from '../../infra/db/schema.js';
 import { progressQuery, type RunProgress } from '../../workflows/messages.js';
 import type { trainingRun } from '../../workflows/trainingRun.js';
-import { etaMs, formatDuration, fractionDone, iterationText } from '../cli/progressView.js';
+import { etaMs, formatDuration, fractionDone, iterationText } from '../client/progressView.js';
 import { chartOption, pointCount } from '../report/chart.js';
 import { reportCharts } from '../report/charts.js';
 import { episodeScore } from '../report/episodes.js';

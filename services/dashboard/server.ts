@@ -3,7 +3,7 @@
 // build from node_modules (no CDN), and these endpoints:
 //   GET  /api/runs                   the latest runs with their state (data.ts)
 //   GET  /api/runs/RUN_ID/stream     the run's state and record, live (server-sent events, stream.ts)
-//   POST /api/runs/RUN_ID/pause      (resume, stop) sends the run's own signal (services/cli/lifecycle.ts)
+//   POST /api/runs/RUN_ID/pause      (resume, stop) sends the run's own signal (services/client/lifecycle.ts)
 //   GET  /episode?id=EPISODE_ID      the episode's page from its audit transcript (services/report/html.ts)
 // It answers only requests whose Host is its own (hostsServed): a page on another site whose name
 // is re-pointed at 127.0.0.1 (DNS rebinding) would otherwise be same-origin with it and could read
@@ -13,9 +13,9 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { EpisodeNotFoundError, loadTranscript } from '../audit/transcript.js';
-import { openDatabase } from '../cli/database.js';
-import { LIFECYCLE_ACTIONS, sendLifecycleSignal, type LifecycleAction } from '../cli/lifecycle.js';
-import { temporalClient } from '../cli/temporal.js';
+import { openDatabase } from '../client/database.js';
+import { LIFECYCLE_ACTIONS, sendLifecycleSignal, type LifecycleAction } from '../client/lifecycle.js';
+import { temporalClient } from '../client/temporal.js';
 import { episodePage } from '../report/html.js';
 import { listRuns, type Deps } from './data.js';
 import { engineBusySampler } from './engineBusy.js';

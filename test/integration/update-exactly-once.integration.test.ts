@@ -24,7 +24,7 @@ import { readBatch, startAtEnd } from '../../infra/kafka/readBatch.js';
 import { deleteGroups } from '../../infra/kafka/retention.js';
 import { TOPICS } from '../../infra/settings.js';
 import { EngineClient } from '../../infra/engine/client.js';
-import { runFolder } from '../../policy/activities.js';
+import { runFolder } from '../../activities/policy.js';
 import { policyRef } from '../../policy/ref.js';
 import { kafka } from '../support/stack.js';
 

@@ -2,7 +2,7 @@
 // the share done, the bar, and the fields of the full view.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { etaMs, formatDuration, fractionDone, progressBar, progressLine, progressLines, watchRenderer } from '../../services/cli/progressView.js';
+import { etaMs, formatDuration, fractionDone, progressBar, progressLine, progressLines, watchRenderer } from '../../services/client/progressView.js';
 import type { IterationSummary, RunProgress } from '../../workflows/messages.js';
 
 const iteration = (i: number, durationMs: number): IterationSummary => ({

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { ApplicationFailure } from '@temporalio/activity';
 import { EngineError, type EngineClient, type LoadSpec } from '../infra/engine/client.js';
 import { projectPath } from '../infra/settings.js';
-import { baseKey, engineKey, type PolicyRef } from './ref.js';
+import { baseKey, engineKey, type PolicyRef } from '../policy/ref.js';
 
 /** What a policy worker's activities share: its engine, its device and its data folder. */
 export interface EngineDeps {
