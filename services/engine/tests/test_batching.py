@@ -32,6 +32,19 @@ def tokens(box):
     return [s["response_ids"] for s in box[0]["result"]["results"][0]["samples"]]
 
 
+def assert_joining_gets_what_alone_gets(eng, reqs):
+    """Each request sampled alone, then all of them again, each joining the running decode two steps
+    after the previous one: every request gets the same tokens both ways."""
+    alone = [tokens(submit_and_wait(eng, r)) for r in reqs]
+    boxes = []
+    for r in reqs:
+        boxes.append(submit(eng, len(boxes), **r))
+        eng.engine.tick()
+        eng.engine.tick()
+    ticks_until(eng, *boxes)
+    assert [tokens(b) for b in boxes] == alone
+
+
 def test_requests_joining_mid_decode_get_the_tokens_they_get_alone(eng, tiny_model, tmp_path):
     """Greedy and seeded rows, of different prompt lengths and lengths, joining at different steps (merges,
     compactions, trimmed columns) sample exactly what each samples alone."""
@@ -40,14 +53,7 @@ def test_requests_joining_mid_decode_get_the_tokens_they_get_alone(eng, tiny_mod
             dict(policy="gen", messages=TOOL_PROMPT, n=3, seed=5, max_new_tokens=4),
             dict(policy="gen", messages=LONG_PROMPT, n=1, temperature=0.0, max_new_tokens=12),
             dict(policy="gen", messages=TOOL_PROMPT, n=2, seed=9, top_k=20, max_new_tokens=9)]
-    alone = [tokens(submit_and_wait(eng, r)) for r in reqs]
-    boxes = []
-    for r in reqs:  # each joins two steps after the previous one
-        boxes.append(submit(eng, len(boxes), **r))
-        eng.engine.tick()
-        eng.engine.tick()
-    ticks_until(eng, *boxes)
-    assert [tokens(b) for b in boxes] == alone
+    assert_joining_gets_what_alone_gets(eng, reqs)
     assert not eng.engine.busy()
 
 

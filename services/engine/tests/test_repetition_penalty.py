@@ -7,7 +7,7 @@ import torch
 
 from conftest import PLAN_PROMPT, TOOL_PROMPT, load_hf, teacher_forced
 from tandem_engine.generation import Row, SamplingParams, penalize, row_generator
-from test_batching import LONG_PROMPT, submit, submit_and_wait, ticks_until, tokens
+from test_batching import LONG_PROMPT, assert_joining_gets_what_alone_gets
 
 # One hand-built row of 6 logits. Prompt [0, 4], response so far [1, 3]: token 0 and 4 are in the
 # prompt only, 1 and 3 were generated, 2 and 5 are unseen. With p = 2 a seen positive logit halves
@@ -87,14 +87,7 @@ def test_penalised_rows_joining_mid_decode_get_the_tokens_they_get_alone(eng, ti
             dict(policy="gen", messages=TOOL_PROMPT, n=3, seed=5, max_new_tokens=6, repetition_penalty=2.0),
             dict(policy="gen", messages=LONG_PROMPT, n=1, temperature=0.0, max_new_tokens=12, repetition_penalty=3.0),
             dict(policy="gen", messages=TOOL_PROMPT, n=2, seed=9, top_k=20, max_new_tokens=9, repetition_penalty=1.2)]
-    alone = [tokens(submit_and_wait(eng, r)) for r in reqs]
-    boxes = []
-    for r in reqs:  # each joins two steps after the previous one
-        boxes.append(submit(eng, len(boxes), **r))
-        eng.engine.tick()
-        eng.engine.tick()
-    ticks_until(eng, *boxes)
-    assert [tokens(b) for b in boxes] == alone
+    assert_joining_gets_what_alone_gets(eng, reqs)
 
 
 def test_bad_repetition_penalty_is_refused_naming_the_field(eng, tiny_model, tmp_path):
