@@ -80,7 +80,7 @@ export function report(input: ReportInput): string {
   for (const row of rows) {
     const runs = finals.get(row.id)!;
     if (!runs.length) {
-      out.push(`| ${row.label} | ${row.level} | ${rateOf(row) ?? '-'} | (not run yet) | | | | | | ${reference[row.id] ?? '-'} |`);
+      out.push(`| ${row.label} | ${row.level} | ${rateOf(row) ?? '-'} | (not run yet) | | | | | | ${reference[row.id] !== undefined ? `${reference[row.id]}%` : '-'} |`);
       continue;
     }
     const ci = interval(runs.map((r) => 100 * r.success));
