@@ -148,14 +148,8 @@ function readResults(): RunResult[] {
   return lines as RunResult[];
 }
 
-const configLr = (row: Row) => {
-  const loaded = loadRunConfig(row.file, [...overrides.run, ...(preset ? [`@${suite.dir}/${preset}.preset.yaml`] : [])]);
-  if (!loaded.ok) throw new Error(`${row.file}: ${JSON.stringify(loaded.issues)}`);
-  return loaded.config.update.lr;
-};
-
-/** The config of a row's run (split: which held-out problems its evaluations play). */
-function config(row: Row, seed: number, lr: number, split: 'run' | 'test'): RunConfig {
+/** The config of a row's run (split: which held-out problems its evaluations play; lr null: the config's own). */
+function config(row: Row, seed: number, lr: number | null, split: 'run' | 'test'): RunConfig {
   const loaded = loadRunConfig(row.file, [
     ...overrides.run,
     ...(split === 'test' ? overrides.test : []),
@@ -168,7 +162,7 @@ function config(row: Row, seed: number, lr: number, split: 'run' | 'test'): RunC
     `training.val_problems=${split === 'test' ? settings.testProblems : settings.curveProblems}`,
     `training.validate_sample_num=${split === 'test' ? settings.testSamples : 1}`,
     `algorithm=${row.algorithm ?? 'at_grpo'}`,
-    `update.lr=${lr}`,
+    ...(lr === null ? [] : [`update.lr=${lr}`]),
     ...settings.set,
   ]);
   if (!loaded.ok) throw new Error(`${row.file}: ${JSON.stringify(loaded.issues)}`);
@@ -278,7 +272,7 @@ function ratesOf(results: RunResult[]): Record<Family, { lr: number; source: str
       return { lr: best.lr, source: 'tuned on validation problems' };
     }
     const row = suite.rows.find((r) => r.family === family)!;
-    return { lr: configLr(row), source: `${row.file}` };
+    return { lr: config(row, 0, null, 'run').update.lr, source: row.file };
   };
   return { full: pick('full'), lora: pick('lora') };
 }
