@@ -2,7 +2,8 @@
 // PlanPathGridEnvState: '.' free, '#' blocked, moves U/D/L/R, step/invalid penalties plus
 // potential-based shaping, a goal reward with a bonus for an optimal-length episode, and a
 // failure penalty when the step budget runs out. The state also carries the tool agent's
-// setting (toolHelper, helper.ts), which its prompt and program depend on.
+// setting (toolHelper, helper.ts), which its prompt and program depend on, and what an invalid
+// move does (invalidMove: the reference's 'stay', or Tandem's stricter 'end').
 import type { Move } from '../types.js';
 import { moveDelta } from '../puzzle/moves.js';
 import { mulberry32, randomInt } from '../shared/rng.js';
@@ -25,6 +26,23 @@ export interface PlanPathState {
   maxSteps: number;
   // The tool agent's program runs with the shortest_path helper (env.tool_helper, helper.ts).
   toolHelper: boolean;
+  /** What an invalid move does (a state recorded before this field existed: 'stay', as then). */
+  invalidMove?: InvalidMoveRule;
+}
+
+/**
+ * What a move into a wall or off the grid does: 'stay' (the reference's: rInvalid, the walker
+ * stays, the moves after it still run) or 'end' (Tandem's: rInvalid + rFail and the episode
+ * ends unsolved). Under 'stay' a long list of random moves reaches the goal of a small grid by
+ * chance (bench/learning/chance.ts); under 'end' only a list whose every move is legal can.
+ */
+export type InvalidMoveRule = 'stay' | 'end';
+
+/** The per-episode rules a map is played under. */
+export interface PlanPathRules {
+  maxSteps?: number;
+  toolHelper?: boolean;
+  invalidMove?: InvalidMoveRule;
 }
 
 export interface PlanPathRewards {
@@ -56,11 +74,9 @@ const MAX_GENERATION_TRIES = 2000;
 // Also the order in which BFS tries neighbours.
 const MOVES: readonly Move[] = ['U', 'D', 'L', 'R'];
 
-export interface GenerateOptions {
+export interface GenerateOptions extends PlanPathRules {
   mapSize: number;
   blockedRatio: number;
-  maxSteps?: number;
-  toolHelper?: boolean;
 }
 
 export interface MoveResult {
@@ -70,16 +86,14 @@ export interface MoveResult {
   solved: boolean;
   done: boolean;
   invalidMoves: number;
+  /** This call's invalid move ended the episode (invalidMove 'end'). */
+  endedByInvalid: boolean;
 }
 
 // A fresh episode on the given map.
-export function initialState(
-  rows: string[],
-  start: Coord,
-  goal: Coord,
-  maxSteps: number = DEFAULT_MAX_STEPS,
-  toolHelper = false,
-): PlanPathState {
+export function initialState(rows: string[], start: Coord, goal: Coord, rules: PlanPathRules = {}): PlanPathState {
+  const { maxSteps = DEFAULT_MAX_STEPS, toolHelper = false, invalidMove = 'stay' } = rules;
+  if (invalidMove !== 'stay' && invalidMove !== 'end') throw new RangeError(`invalidMove must be 'stay' or 'end', got ${String(invalidMove)}`);
   const path = bfsShortestPath(rows, start, goal);
   if (path === null) throw new RangeError('goal is not reachable from start');
   return {
@@ -95,6 +109,7 @@ export function initialState(
     optimalLength: path.length,
     maxSteps,
     toolHelper,
+    invalidMove,
   };
 }
 
@@ -103,7 +118,7 @@ export function initialState(
 // stream; after MAX_GENERATION_TRIES the reference's fallback (an all-free grid, corner to
 // corner) is used.
 export function generate(seed: number, opts: GenerateOptions): PlanPathState {
-  const { mapSize, blockedRatio, maxSteps = DEFAULT_MAX_STEPS, toolHelper = false } = opts;
+  const { mapSize, blockedRatio, ...rules } = opts;
   if (!Number.isInteger(mapSize) || mapSize < 2) throw new RangeError(`mapSize must be an integer >= 2, got ${mapSize}`);
   if (!(blockedRatio >= 0 && blockedRatio <= 1)) throw new RangeError(`blockedRatio must be in [0, 1], got ${blockedRatio}`);
   const rng = mulberry32(seed);
@@ -123,10 +138,10 @@ export function generate(seed: number, opts: GenerateOptions): PlanPathState {
     const start = free[randomInt(rng, free.length)];
     let goal = free[randomInt(rng, free.length)];
     while (sameCell(goal, start)) goal = free[randomInt(rng, free.length)];
-    if (bfsShortestPath(rows, start, goal) !== null) return initialState(rows, start, goal, maxSteps, toolHelper);
+    if (bfsShortestPath(rows, start, goal) !== null) return initialState(rows, start, goal, rules);
   }
   const rows = Array.from({ length: mapSize }, () => '.'.repeat(mapSize));
-  return initialState(rows, [0, 0], [mapSize - 1, mapSize - 1], maxSteps, toolHelper);
+  return initialState(rows, [0, 0], [mapSize - 1, mapSize - 1], rules);
 }
 
 // Applies moves in order until the episode ends; moves after that are ignored. Returns a new
@@ -140,6 +155,7 @@ export function applyMoves(
   let { steps, invalidCount, done, solved } = state;
   let reward = 0;
   let invalidMoves = 0;
+  let endedByInvalid = false;
   for (const move of moves) {
     if (done) break;
     const target = moveTarget(state.rows, pos, move);
@@ -156,6 +172,10 @@ export function applyMoves(
       if (steps === state.optimalLength) r += rewards.rOpt;
       done = true;
       solved = true;
+    } else if (target === null && state.invalidMove === 'end') {
+      r += rewards.rFail;
+      done = true;
+      endedByInvalid = true;
     } else if (steps >= state.maxSteps) {
       r += rewards.rFail;
       done = true;
@@ -174,7 +194,7 @@ export function applyMoves(
     solved,
     totalReward: state.totalReward + reward,
   };
-  return { state: next, reward, solved, done, invalidMoves };
+  return { state: next, reward, solved, done, invalidMoves, endedByInvalid };
 }
 
 // The grid with 'S' at the current position and 'G' at the goal, then a coordinates line.

@@ -9,8 +9,10 @@ export {
   render,
   type Coord,
   type GenerateOptions,
+  type InvalidMoveRule,
   type MoveResult,
   type PlanPathRewards,
+  type PlanPathRules,
   type PlanPathState,
 } from './grid.js';
 export { planPath } from './definition.js';

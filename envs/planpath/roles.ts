@@ -107,7 +107,8 @@ function describeTask(state: PlanPathState, turn: number): string {
     render(state),
     `Grid rows as a Python list (row 0 first): ${JSON.stringify(state.rows)}`,
     'Rules: moves are U (row - 1), D (row + 1), L (col - 1), R (col + 1); stay within bounds; do not enter \'#\'. ' +
-      'An invalid move is penalised and leaves you in place; reaching the goal by a shortest path earns a bonus.',
+      (state.invalidMove === 'end' ? 'An invalid move ends the episode unsolved' : 'An invalid move is penalised and leaves you in place') +
+      '; reaching the goal by a shortest path earns a bonus.',
   ];
   // Moves of earlier turns have already been applied, which the rendered position shows.
   if (turn > 0) {
@@ -119,6 +120,12 @@ function describeTask(state: PlanPathState, turn: number): string {
 // E.g. "3 moves (1 invalid), reached goal".
 function describeMoves(count: number, result: MoveResult): string {
   const [r, c] = result.state.pos;
-  const end = result.solved ? 'reached goal' : result.done ? 'step limit reached' : `ended at (${r}, ${c})`;
+  const end = result.solved
+    ? 'reached goal'
+    : result.endedByInvalid
+      ? 'an invalid move ended the episode'
+      : result.done
+        ? 'step limit reached'
+        : `ended at (${r}, ${c})`;
   return `${countMoves(count, result.invalidMoves)}, ${end}`;
 }

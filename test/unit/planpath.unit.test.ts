@@ -35,7 +35,7 @@ const close = (actual: number, expected: number, message?: string) =>
 //                            . # .
 //                            . . .
 const ROWS = ['...', '.#.', '...'];
-const corridor = (maxSteps?: number): PlanPathState => initialState(ROWS, [0, 0], [0, 2], maxSteps);
+const corridor = (maxSteps?: number): PlanPathState => initialState(ROWS, [0, 0], [0, 2], { maxSteps });
 
 // ---------------------------------------------------------------- generator
 
@@ -156,6 +156,31 @@ test('running out of steps costs r_fail and ends the episode unsolved', () => {
   assert.equal(done, true);
   assert.equal(solved, false);
   assert.equal(state.steps, 2, 'the third move is not applied');
+});
+
+test("invalid_move 'end': an invalid move costs r_invalid + r_fail, ends the episode unsolved there, and says so", () => {
+  const strict = initialState(ROWS, [0, 0], [0, 2], { invalidMove: 'end' });
+  // R to (0,1): -0.01 + 1.01; D into the wall: r_invalid + shaping 0.99 * -1 + 1 = 0.01, then r_fail.
+  const { reward, done, solved, state, invalidMoves, endedByInvalid } = applyMoves(strict, ['R', 'D', 'R']);
+  close(reward, -0.01 + 1.01 + (-0.1 + 0.01) + PLANPATH_REWARDS.rFail);
+  assert.deepEqual([done, solved, endedByInvalid, invalidMoves], [true, false, true, 1]);
+  assert.deepEqual(state.pos, [0, 1], 'the last R, which would reach the goal, is not applied');
+  assert.equal(state.steps, 2);
+  // The same list under the reference's 'stay' (the default, and a state recorded without the field) reaches the goal.
+  const legacy: PlanPathState = { ...corridor() };
+  delete legacy.invalidMove;
+  for (const stay of [corridor(), legacy]) {
+    const r = applyMoves(stay, ['R', 'D', 'R']);
+    assert.deepEqual([r.solved, r.endedByInvalid], [true, false]);
+  }
+  // A legal list is scored alike under both rules.
+  close(applyMoves(strict, ['R', 'R']).reward, applyMoves(corridor(), ['R', 'R']).reward);
+  // The plan agent's outcome and both agents' rules name the ending.
+  assert.match(scorePlanAgent(strict, '#### ["D", "R"]', 0.5).outcome, /an invalid move ended the episode/);
+  const prompt = (s: PlanPathState) => buildPrompt('plan_agent', { state: s, turn: 0 }).map((m) => m.content).join('\n');
+  assert.match(prompt(strict), /An invalid move ends the episode unsolved/);
+  assert.match(prompt(corridor()), /An invalid move is penalised and leaves you in place/);
+  assert.throws(() => initialState(ROWS, [0, 0], [0, 2], { invalidMove: 'skip' as never }), /invalidMove must be 'stay' or 'end', got skip/);
 });
 
 test('custom reward constants are honoured', () => {
@@ -453,7 +478,7 @@ test("the tool helper's shortest_path returns bfsShortestPath's moves: hand-buil
 });
 
 test('the tool helper: env.tool_helper runs the code after the prelude; a right call solves the grid, a swapped one does not', () => {
-  const on = initialState(ROWS, [0, 0], [2, 2], undefined, true);
+  const on = initialState(ROWS, [0, 0], [2, 2], { toolHelper: true });
   const off = corridor();
   const call = (from: string, to: string) => `\`\`\`python\nrows = ${JSON.stringify(ROWS)}\nprint("**Actions List**:", shortest_path(rows, ${from}, ${to}))\n\`\`\``;
   const right = call('(0, 0)', '(2, 2)');
@@ -493,13 +518,13 @@ test('the prompts mention the tool helper only when it is on, and only to the to
   assert.equal(text({ ...on, toolHelper: false }, 'tool_call_agent'), text(off, 'tool_call_agent'));
 });
 
-test('the config section maps tool_helper (default false); every configs/planpath file loads, the helper ones with it on and their own model', () => {
+test('the config section maps tool_helper and invalid_move (defaults false, stay); every configs/planpath file loads, the helper ones with it on and their own model', () => {
   const options = (env: Record<string, unknown>) => planPathEnv.options(planPathEnv.config.parse({ name: 'plan_path', ...env })).options;
-  assert.deepEqual(options({}), { mapSize: 5, blockedRatio: 0.22, toolHelper: false, rewardFormula: 'tandem' });
-  assert.deepEqual(options({ tool_helper: true }), { mapSize: 5, blockedRatio: 0.22, toolHelper: true, rewardFormula: 'tandem' });
-  const bad = planPathEnv.config.safeParse({ name: 'plan_path', tool_helper: 'yes' });
+  assert.deepEqual(options({}), { mapSize: 5, blockedRatio: 0.22, toolHelper: false, invalidMove: 'stay', rewardFormula: 'tandem' });
+  assert.deepEqual(options({ tool_helper: true, invalid_move: 'end' }), { mapSize: 5, blockedRatio: 0.22, toolHelper: true, invalidMove: 'end', rewardFormula: 'tandem' });
+  const bad = planPathEnv.config.safeParse({ name: 'plan_path', tool_helper: 'yes', invalid_move: 'skip' });
   assert.ok(!bad.success);
-  assert.deepEqual(bad.error.issues.map((i) => i.path), [['tool_helper']]);
+  assert.deepEqual(bad.error.issues.map((i) => i.path), [['tool_helper'], ['invalid_move']]);
   const files = readdirSync('configs/planpath').filter((f) => f.startsWith('planpath_') && f.endsWith('.yaml')).sort();
   const helpers = files.filter((f) => f.startsWith('planpath_helper_'));
   assert.deepEqual(helpers, ['planpath_helper_L0_single_agent.yaml', 'planpath_helper_L1_prompt.yaml', 'planpath_helper_L2_lora.yaml']);
