@@ -1,9 +1,11 @@
 // The scoring harness of the code environment: one self-contained Python program that runs
 // programs on test cases, each in its own subprocess with a time limit, and prints ONE JSON
 // report on stdout. The environment builds it (program()) and reads its report (score()).
-// Pure: no I/O.
+// The program is envs/code/harness.py, with the spec (programs, cases, limits) put in place of
+// its placeholder; it reaches this module as text through python.generated.ts (why: that
+// module's head). Pure: no I/O.
 //
-// Inside the harness, for each case in order:
+// Inside the harness (harness.py), for each case in order:
 //   - the case's program is written to a file just before its run and removed just after (the
 //     golden solution is never on disk while another program runs);
 //   - `python -I prog.py` runs in a new session with the case's input on stdin, stdout and
@@ -22,6 +24,7 @@
 // excerpt: the first EXCERPT_CHARS characters of what the program printed, or for 'error' the
 // last ones of its stderr. A harness that fails itself prints {"harness": ..., "error": "..."}.
 import { z } from 'zod';
+import { HARNESS_PY } from './python.generated.js';
 import { sha256Hex, utf8 } from './sha256.js';
 import type { CaseStatus } from './types.js';
 
@@ -54,113 +57,8 @@ export interface CaseResult {
   excerpt: string;
 }
 
-const PYTHON = String.raw`# Tandem code-environment harness: runs each case in a subprocess, prints one JSON report.
-import hashlib, json, os, re, signal, subprocess, sys, tempfile, time
-
-SPEC = json.loads(__SPEC__)
-TAG = 'tandem-code/1'
-EXCERPT = __EXCERPT__
-CAP = __CAP__
-
-
-def private():
-    # Not dumpable: programs of the same user can no longer open /proc/<harness>/fd or mem.
-    try:
-        import ctypes
-        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)
-    except Exception:
-        pass
-
-
-def text(data):
-    return data.decode('utf-8', 'replace')
-
-
-def digest(out):
-    tokens = [t for t in re.split(r'[ \t\n\r\f\v]+', text(out)) if t]
-    return hashlib.sha256(' '.join(tokens).encode('utf-8', 'replace')).hexdigest()
-
-
-def remove(path):
-    try:
-        os.remove(path)
-    except OSError:
-        pass
-
-
-def run_case(case, work, timeout):
-    prog = os.path.join(work, 'prog.py')
-    out_path = os.path.join(work, 'stdout')
-    err_path = os.path.join(work, 'stderr')
-    started = time.monotonic()
-    timed_out = False
-    code = None
-    try:
-        with open(prog, 'w', encoding='utf-8', errors='replace') as f:
-            f.write(SPEC['programs'][case['program']])
-        with open(out_path, 'wb') as out, open(err_path, 'wb') as err:
-            proc = subprocess.Popen([sys.executable or 'python3', '-I', prog], cwd=work, stdin=subprocess.PIPE,
-                                    stdout=out, stderr=err, start_new_session=True)
-            try:
-                proc.communicate(case['input'].encode('utf-8', 'replace'), timeout=timeout)
-                code = proc.returncode
-            except subprocess.TimeoutExpired:
-                timed_out = True
-            finally:
-                try:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                except OSError:
-                    pass
-                proc.wait()
-        seconds = round(time.monotonic() - started, 3)
-        cap = max(CAP, 2 * case['size'] + 1024)
-        with open(out_path, 'rb') as f:
-            out = f.read(cap + 1)
-        with open(err_path, 'rb') as f:
-            f.seek(0, 2)
-            f.seek(max(0, f.tell() - 4 * EXCERPT))
-            err = text(f.read())
-    finally:
-        for path in (prog, out_path, err_path):
-            remove(path)
-    if timed_out:
-        status = 'timeout'
-    elif len(out) > cap:
-        status = 'oversize'
-    elif code != 0:
-        status = 'error'
-    elif digest(out) == case['sha']:
-        status = 'pass'
-    else:
-        status = 'wrong'
-    excerpt = ('exit %s: %s' % (code, err[-EXCERPT:])) if status == 'error' else text(out[:4 * EXCERPT])[:EXCERPT]
-    return {'id': case['id'], 'status': status, 'seconds': seconds, 'excerpt': excerpt}
-
-
-def main():
-    start = time.monotonic()
-    private()
-    work = tempfile.mkdtemp(prefix='cases-', dir=os.getcwd())
-    results = []
-    for case in SPEC['cases']:
-        left = SPEC['budget'] - (time.monotonic() - start)
-        if left < 0.05:
-            results.append({'id': case['id'], 'status': 'skipped', 'seconds': 0, 'excerpt': ''})
-            continue
-        try:
-            results.append(run_case(case, work, min(SPEC['timeout'], left)))
-        except Exception as e:
-            results.append({'id': case['id'], 'status': 'error', 'seconds': 0,
-                            'excerpt': ('harness: %s: %s' % (type(e).__name__, e))[:EXCERPT]})
-    return results
-
-
-try:
-    report = {'harness': TAG, 'cases': main()}
-except BaseException as e:
-    report = {'harness': TAG, 'error': ('%s: %s' % (type(e).__name__, e))[:EXCERPT]}
-sys.stdout.write(json.dumps(report) + '\n')
-`;
+/** Where buildHarness puts the spec in the harness text (the one occurrence in harness.py). */
+const SPEC_PLACEHOLDER = "'__SPEC__'";
 
 /**
  * The form in which outputs are compared: split on ASCII whitespace (space, tab, newline,
@@ -183,10 +81,8 @@ export function pythonJsonLiteral(value: unknown): string {
 export function buildHarness(spec: HarnessSpec): string {
   // Expected outputs travel as the SHA-256 of their normalised form, and their size in bytes.
   const cases = spec.cases.map((c) => ({ id: c.id, program: c.program, input: c.input, sha: sha256Hex(normaliseOutput(c.expected)), size: utf8(c.expected).length }));
-  const data = { programs: spec.programs, cases, timeout: spec.caseTimeoutS, budget: spec.budgetS };
-  return PYTHON.replace('__SPEC__', () => pythonJsonLiteral(data))
-    .replace('__EXCERPT__', String(EXCERPT_CHARS))
-    .replace('__CAP__', String(OUTPUT_CAP_BYTES));
+  const data = { programs: spec.programs, cases, timeout: spec.caseTimeoutS, budget: spec.budgetS, excerpt: EXCERPT_CHARS, cap: OUTPUT_CAP_BYTES };
+  return HARNESS_PY.replace(SPEC_PLACEHOLDER, () => pythonJsonLiteral(data));
 }
 
 const caseResultSchema = z.object({

@@ -1,7 +1,10 @@
 // The built-in problem set of the code environment: small stdin/stdout programming problems
 // written for Tandem (statements, golden solutions and hidden tests), for smoke runs, warm-up
 // and tests. Real training and evaluation sets come from files (envs/code/dataset.ts).
+// Each problem's golden solution is the Python file envs/code/golden/<id>.py, which reaches this
+// module as text through python.generated.ts (why: that module's head).
 // test/unit/code.unit.test.ts runs every golden solution on its tests. Pure data: no I/O.
+import { GOLDEN_PY } from './python.generated.js';
 import type { CodeProblem, CodeTest } from './types.js';
 
 interface Spec {
@@ -10,14 +13,14 @@ interface Spec {
   input: string;
   output: string;
   example: [string, string];
-  golden: string;
   tests: [string, string][];
 }
 
 function problem(s: Spec): CodeProblem {
   const statement = [s.task, `Input\n${s.input}`, `Output\n${s.output}`, `Example\nInput:\n${s.example[0]}\nOutput:\n${s.example[1]}`].join('\n\n');
   const tests: CodeTest[] = s.tests.map(([input, output]) => ({ input, output }));
-  return { id: s.id, statement, golden: s.golden.trim() + '\n', tests };
+  // (a missing file fails test/unit/code-python.unit.test.ts, not the import of this module)
+  return { id: s.id, statement, golden: GOLDEN_PY[s.id] ?? '', tests };
 }
 
 const SPECS: Spec[] = [
@@ -28,9 +31,6 @@ const SPECS: Spec[] = [
     input: 'One line with 1 to 100 words; a word is made of letters and digits.',
     output: 'The words in reverse order, separated by single spaces.',
     example: ['I like tea', 'tea like I'],
-    golden: String.raw`
-print(' '.join(input().split()[::-1]))
-`,
     tests: [
       ['hello world\n', 'world hello\n'],
       ['one\n', 'one\n'],
@@ -45,12 +45,6 @@ print(' '.join(input().split()[::-1]))
     input: 'One line of 1 to 1000 printable characters.',
     output: 'YES or NO.',
     example: ['Race car!', 'YES'],
-    golden: String.raw`
-import sys
-line = sys.stdin.readline()
-letters = [c.lower() for c in line if c.isascii() and c.isalpha()]
-print('YES' if letters == letters[::-1] else 'NO')
-`,
     tests: [
       ['A man, a plan, a canal: Panama\n', 'YES\n'],
       ['hello\n', 'NO\n'],
@@ -66,10 +60,6 @@ print('YES' if letters == letters[::-1] else 'NO')
     input: 'One line of 1 to 1000 printable characters.',
     output: 'The number of vowels.',
     example: ['banana', '3'],
-    golden: String.raw`
-import sys
-print(sum(1 for c in sys.stdin.readline() if c in 'aeiouAEIOU'))
-`,
     tests: [
       ['Hello World\n', '3\n'],
       ['rhythm\n', '0\n'],
@@ -84,11 +74,6 @@ print(sum(1 for c in sys.stdin.readline() if c in 'aeiouAEIOU'))
     input: 'One line: a string of 1 to 1000 lowercase letters.',
     output: 'The encoded string.',
     example: ['xxy', 'x2y1'],
-    golden: String.raw`
-from itertools import groupby
-s = input().strip()
-print(''.join(ch + str(len(list(run))) for ch, run in groupby(s)))
-`,
     tests: [
       ['aaabcc\n', 'a3b1c2\n'],
       ['a\n', 'a1\n'],
@@ -103,11 +88,6 @@ print(''.join(ch + str(len(list(run))) for ch, run in groupby(s)))
     input: 'One line: the encoded string; the decoded string has at most 10000 letters.',
     output: 'The decoded string.',
     example: ['m2n3', 'mmnnn'],
-    golden: String.raw`
-import re
-s = input().strip()
-print(''.join(ch * int(n) for ch, n in re.findall(r'([a-z])(\d+)', s)))
-`,
     tests: [
       ['a3b1c2\n', 'aaabcc\n'],
       ['x1\n', 'x\n'],
@@ -122,19 +102,6 @@ print(''.join(ch * int(n) for ch, n in re.findall(r'([a-z])(\d+)', s)))
     input: 'The first line holds k (0 <= k <= 1000). The second line holds the text (1 to 1000 printable characters).',
     output: 'The shifted text.',
     example: ['2\nyes', 'agu'],
-    golden: String.raw`
-k = int(input()) % 26
-s = input()
-out = []
-for c in s:
-    if 'a' <= c <= 'z':
-        out.append(chr((ord(c) - 97 + k) % 26 + 97))
-    elif 'A' <= c <= 'Z':
-        out.append(chr((ord(c) - 65 + k) % 26 + 65))
-    else:
-        out.append(c)
-print(''.join(out))
-`,
     tests: [
       ['3\nabc xyz\n', 'def abc\n'],
       ['1\nHello, World!\n', 'Ifmmp, Xpsme!\n'],
@@ -150,10 +117,6 @@ print(''.join(out))
     input: 'One line with two words separated by a space; each has 1 to 100 letters.',
     output: 'YES or NO.',
     example: ['night thing', 'YES'],
-    golden: String.raw`
-a, b = input().split()
-print('YES' if sorted(a.lower()) == sorted(b.lower()) else 'NO')
-`,
     tests: [
       ['listen silent\n', 'YES\n'],
       ['apple paple\n', 'YES\n'],
@@ -169,10 +132,6 @@ print('YES' if sorted(a.lower()) == sorted(b.lower()) else 'NO')
     input: 'One line with 1 to 100 words separated by single spaces; a word is made of letters.',
     output: 'The longest word.',
     example: ['to be or not', 'not'],
-    golden: String.raw`
-words = input().split()
-print(max(words, key=len))
-`,
     tests: [
       ['I love programming puzzles\n', 'programming\n'],
       ['cat dog emu\n', 'cat\n'],
@@ -187,12 +146,6 @@ print(max(words, key=len))
     input: 'One line of 1 to 1000 characters, each a lowercase letter or a space, with at least one letter.',
     output: 'For each letter that occurs, in alphabetical order, one line with the letter and its count separated by a space.',
     example: ['abca', 'a 2\nb 1\nc 1'],
-    golden: String.raw`
-from collections import Counter
-counts = Counter(c for c in input() if c != ' ')
-for ch in sorted(counts):
-    print(ch, counts[ch])
-`,
     tests: [
       ['hello\n', 'e 1\nh 1\nl 2\no 1\n'],
       ['banana\n', 'a 3\nb 1\nn 2\n'],
@@ -207,10 +160,6 @@ for ch in sorted(counts):
     input: 'One line: an identifier of 1 to 100 letters whose first letter is lowercase.',
     output: 'The identifier in snake_case.',
     example: ['myVariableName', 'my_variable_name'],
-    golden: String.raw`
-s = input().strip()
-print(''.join('_' + c.lower() if c.isupper() else c for c in s))
-`,
     tests: [
       ['helloWorld\n', 'hello_world\n'],
       ['simple\n', 'simple\n'],
@@ -225,11 +174,6 @@ print(''.join('_' + c.lower() if c.isupper() else c for c in s))
     input: 'The first line holds the text and the second the pattern; both are strings of 1 to 1000 lowercase letters.',
     output: 'The number of positions of the text at which the pattern starts.',
     example: ['banana\nana', '2'],
-    golden: String.raw`
-text = input().strip()
-pattern = input().strip()
-print(sum(1 for i in range(len(text) - len(pattern) + 1) if text[i:i + len(pattern)] == pattern))
-`,
     tests: [
       ['aaaa\naa\n', '3\n'],
       ['abababa\naba\n', '3\n'],
@@ -245,19 +189,6 @@ print(sum(1 for i in range(len(text) - len(pattern) + 1) if text[i:i + len(patte
     input: 'One line of 1 to 1000 characters, each one of ( ) [ ] { }.',
     output: 'YES or NO.',
     example: ['(]', 'NO'],
-    golden: String.raw`
-s = input().strip()
-pairs = {')': '(', ']': '[', '}': '{'}
-stack = []
-ok = True
-for c in s:
-    if c in '([{':
-        stack.append(c)
-    elif not stack or stack.pop() != pairs[c]:
-        ok = False
-        break
-print('YES' if ok and not stack else 'NO')
-`,
     tests: [
       ['([]{})\n', 'YES\n'],
       ['([)]\n', 'NO\n'],
@@ -274,9 +205,6 @@ print('YES' if ok and not stack else 'NO')
     input: 'One line: the integer, with 1 to 1000 digits.',
     output: 'The sum of its digits.',
     example: ['407', '11'],
-    golden: String.raw`
-print(sum(int(c) for c in input().strip()))
-`,
     tests: [
       ['12345\n', '15\n'],
       ['0\n', '0\n'],
@@ -291,12 +219,6 @@ print(sum(int(c) for c in input().strip()))
     input: 'One line with a and b (1 <= a, b <= 10^12).',
     output: 'The gcd and the lcm, separated by a space.',
     example: ['4 6', '2 12'],
-    golden: String.raw`
-from math import gcd
-a, b = map(int, input().split())
-g = gcd(a, b)
-print(g, a // g * b)
-`,
     tests: [
       ['12 18\n', '6 36\n'],
       ['7 13\n', '1 91\n'],
@@ -312,21 +234,6 @@ print(g, a // g * b)
     input: 'One line with n (1 <= n <= 10^12).',
     output: 'PRIME or NOT PRIME.',
     example: ['15', 'NOT PRIME'],
-    golden: String.raw`
-n = int(input())
-def is_prime(n):
-    if n < 2:
-        return False
-    if n % 2 == 0:
-        return n == 2
-    d = 3
-    while d * d <= n:
-        if n % d == 0:
-            return False
-        d += 2
-    return True
-print('PRIME' if is_prime(n) else 'NOT PRIME')
-`,
     tests: [
       ['2\n', 'PRIME\n'],
       ['1\n', 'NOT PRIME\n'],
@@ -343,19 +250,6 @@ print('PRIME' if is_prime(n) else 'NOT PRIME')
     input: 'One line with n (1 <= n <= 10^6).',
     output: 'The number of primes p with p <= n.',
     example: ['20', '8'],
-    golden: String.raw`
-n = int(input())
-sieve = bytearray([1]) * (n + 1)
-sieve[0] = 0
-if n >= 1:
-    sieve[1] = 0
-i = 2
-while i * i <= n:
-    if sieve[i]:
-        sieve[i * i::i] = bytearray(len(range(i * i, n + 1, i)))
-    i += 1
-print(sum(sieve))
-`,
     tests: [
       ['10\n', '4\n'],
       ['1\n', '0\n'],
@@ -371,11 +265,6 @@ print(sum(sieve))
     input: 'One line with n (1 <= n <= 1000).',
     output: 'n lines.',
     example: ['4', '1\n2\nFizz\n4'],
-    golden: String.raw`
-n = int(input())
-for i in range(1, n + 1):
-    print('FizzBuzz' if i % 15 == 0 else 'Fizz' if i % 3 == 0 else 'Buzz' if i % 5 == 0 else i)
-`,
     tests: [
       ['1\n', '1\n'],
       ['5\n', '1\n2\nFizz\n4\nBuzz\n'],
@@ -390,9 +279,6 @@ for i in range(1, n + 1):
     input: 'One line with n (0 <= n <= 10^18).',
     output: 'n in binary, without leading zeros (0 is written 0).',
     example: ['6', '110'],
-    golden: String.raw`
-print(bin(int(input()))[2:])
-`,
     tests: [
       ['0\n', '0\n'],
       ['5\n', '101\n'],
@@ -408,15 +294,6 @@ print(bin(int(input()))[2:])
     input: 'One line with n (0 <= n <= 10^18).',
     output: 'The number of trailing zeros of n!.',
     example: ['10', '2'],
-    golden: String.raw`
-n = int(input())
-count = 0
-p = 5
-while p <= n:
-    count += n // p
-    p *= 5
-print(count)
-`,
     tests: [
       ['5\n', '1\n'],
       ['0\n', '0\n'],
@@ -432,14 +309,6 @@ print(count)
     input: 'One line with n (1 <= n <= 10^6).',
     output: 'The number of steps.',
     example: ['3', '7'],
-    golden: String.raw`
-n = int(input())
-steps = 0
-while n != 1:
-    n = n // 2 if n % 2 == 0 else 3 * n + 1
-    steps += 1
-print(steps)
-`,
     tests: [
       ['1\n', '0\n'],
       ['2\n', '1\n'],
@@ -454,12 +323,6 @@ print(steps)
     input: 'One line: the integer, with 1 to 1000 digits.',
     output: 'The remaining digit.',
     example: ['493193', '2'],
-    golden: String.raw`
-s = input().strip()
-while len(s) > 1:
-    s = str(sum(int(c) for c in s))
-print(s)
-`,
     tests: [
       ['0\n', '0\n'],
       ['9\n', '9\n'],
@@ -475,13 +338,6 @@ print(s)
     input: 'One line with n (0 <= n <= 300).',
     output: 'F(n).',
     example: ['7', '13'],
-    golden: String.raw`
-n = int(input())
-a, b = 0, 1
-for _ in range(n):
-    a, b = b, a + b
-print(a)
-`,
     tests: [
       ['0\n', '0\n'],
       ['1\n', '1\n'],
@@ -497,19 +353,6 @@ print(a)
     input: 'One line with n (1 <= n <= 10^9).',
     output: 'PERFECT, ABUNDANT or DEFICIENT.',
     example: ['8', 'DEFICIENT'],
-    golden: String.raw`
-n = int(input())
-s = 0
-d = 1
-while d * d <= n:
-    if n % d == 0:
-        s += d
-        if d != n // d:
-            s += n // d
-    d += 1
-s -= n
-print('PERFECT' if s == n else 'ABUNDANT' if s > n else 'DEFICIENT')
-`,
     tests: [
       ['6\n', 'PERFECT\n'],
       ['28\n', 'PERFECT\n'],
@@ -526,10 +369,6 @@ print('PERFECT' if s == n else 'ABUNDANT' if s > n else 'DEFICIENT')
     input: 'One line with a, b and m (0 <= a, b <= 10^18, 1 <= m <= 10^9).',
     output: 'a^b mod m.',
     example: ['2 5 7', '4'],
-    golden: String.raw`
-a, b, m = map(int, input().split())
-print(pow(a, b, m))
-`,
     tests: [
       ['2 10 1000\n', '24\n'],
       ['3 0 7\n', '1\n'],
@@ -545,18 +384,6 @@ print(pow(a, b, m))
     input: 'One line: a Roman numeral for a number from 1 to 3999.',
     output: 'Its value.',
     example: ['IX', '9'],
-    golden: String.raw`
-values = {'I': 1, 'V': 5, 'X': 10, 'L': 50, 'C': 100, 'D': 500, 'M': 1000}
-s = input().strip()
-total = 0
-for i, c in enumerate(s):
-    v = values[c]
-    if i + 1 < len(s) and values[s[i + 1]] > v:
-        total -= v
-    else:
-        total += v
-print(total)
-`,
     tests: [
       ['III\n', '3\n'],
       ['IV\n', '4\n'],
@@ -572,17 +399,6 @@ print(total)
     input: 'One line with n (1 <= n <= 3999).',
     output: 'The Roman numeral.',
     example: ['14', 'XIV'],
-    golden: String.raw`
-n = int(input())
-table = [(1000, 'M'), (900, 'CM'), (500, 'D'), (400, 'CD'), (100, 'C'), (90, 'XC'),
-         (50, 'L'), (40, 'XL'), (10, 'X'), (9, 'IX'), (5, 'V'), (4, 'IV'), (1, 'I')]
-out = []
-for value, sym in table:
-    while n >= value:
-        out.append(sym)
-        n -= value
-print(''.join(out))
-`,
     tests: [
       ['1\n', 'I\n'],
       ['4\n', 'IV\n'],
@@ -599,17 +415,6 @@ print(''.join(out))
     input: 'The first line holds n (1 <= n <= 10^5), the second n integers between -10^4 and 10^4.',
     output: 'The largest sum.',
     example: ['4\n1 -2 3 -1', '3'],
-    golden: String.raw`
-import sys
-data = sys.stdin.read().split()
-n = int(data[0])
-a = list(map(int, data[1:1 + n]))
-best = cur = a[0]
-for x in a[1:]:
-    cur = max(x, cur + x)
-    best = max(best, cur)
-print(best)
-`,
     tests: [
       ['9\n-2 1 -3 4 -1 2 1 -5 4\n', '6\n'],
       ['1\n-5\n', '-5\n'],
@@ -624,13 +429,6 @@ print(best)
     input: 'The first line holds n (1 <= n <= 10^5), the second n integers with absolute value at most 10^9.',
     output: 'The second largest distinct value, or NONE when all values are equal.',
     example: ['3\n1 2 3', '2'],
-    golden: String.raw`
-import sys
-data = sys.stdin.read().split()
-n = int(data[0])
-values = sorted(set(map(int, data[1:1 + n])))
-print(values[-2] if len(values) > 1 else 'NONE')
-`,
     tests: [
       ['5\n3 1 4 1 5\n', '4\n'],
       ['3\n7 7 7\n', 'NONE\n'],
@@ -645,14 +443,6 @@ print(values[-2] if len(values) > 1 else 'NONE')
     input: 'The first line holds n and k (1 <= n <= 10^5, 0 <= k <= 10^9), the second n integers.',
     output: 'The rotated array, separated by spaces.',
     example: ['4 1\n1 2 3 4', '4 1 2 3'],
-    golden: String.raw`
-import sys
-data = sys.stdin.read().split()
-n, k = int(data[0]), int(data[1])
-a = data[2:2 + n]
-k %= n
-print(' '.join(a[n - k:] + a[:n - k]))
-`,
     tests: [
       ['5 2\n1 2 3 4 5\n', '4 5 1 2 3\n'],
       ['3 0\n1 2 3\n', '1 2 3\n'],
@@ -667,18 +457,6 @@ print(' '.join(a[n - k:] + a[:n - k]))
     input: 'The first line holds n and t (1 <= n <= 10^5, |t| <= 10^9), the second n integers with absolute value at most 10^9.',
     output: 'The number of pairs.',
     example: ['3 3\n1 2 1', '2'],
-    golden: String.raw`
-import sys
-from collections import Counter
-data = sys.stdin.read().split()
-n, t = int(data[0]), int(data[1])
-seen = Counter()
-pairs = 0
-for x in map(int, data[2:2 + n]):
-    pairs += seen[t - x]
-    seen[x] += 1
-print(pairs)
-`,
     tests: [
       ['4 5\n1 2 3 4\n', '2\n'],
       ['5 4\n2 2 2 2 2\n', '10\n'],
@@ -693,21 +471,6 @@ print(pairs)
     input: 'The first line holds n and q (1 <= n, q <= 10^5), the second n integers with absolute value at most 10^9, then q lines with l and r (1 <= l <= r <= n).',
     output: 'q lines, the sums in query order.',
     example: ['3 1\n1 2 3\n2 3', '5'],
-    golden: String.raw`
-import sys
-data = sys.stdin.read().split()
-n, q = int(data[0]), int(data[1])
-prefix = [0]
-for x in data[2:2 + n]:
-    prefix.append(prefix[-1] + int(x))
-out = []
-pos = 2 + n
-for _ in range(q):
-    l, r = int(data[pos]), int(data[pos + 1])
-    pos += 2
-    out.append(str(prefix[r] - prefix[l - 1]))
-print('\n'.join(out))
-`,
     tests: [
       ['5 3\n1 2 3 4 5\n1 5\n2 3\n4 4\n', '15\n5\n4\n'],
       ['1 1\n-7\n1 1\n', '-7\n'],
@@ -721,20 +484,6 @@ print('\n'.join(out))
     input: 'The first line holds n (1 <= n <= 10^4), then n lines with l and r (0 <= l <= r <= 10^9).',
     output: 'The merged intervals sorted by start, one per line as "l r".',
     example: ['2\n1 2\n3 4', '1 2\n3 4'],
-    golden: String.raw`
-import sys
-data = list(map(int, sys.stdin.read().split()))
-n = data[0]
-intervals = sorted(zip(data[1:1 + 2 * n:2], data[2:2 + 2 * n:2]))
-merged = []
-for l, r in intervals:
-    if merged and l <= merged[-1][1]:
-        merged[-1][1] = max(merged[-1][1], r)
-    else:
-        merged.append([l, r])
-for l, r in merged:
-    print(l, r)
-`,
     tests: [
       ['3\n1 3\n2 6\n8 10\n', '1 6\n8 10\n'],
       ['2\n1 4\n4 5\n', '1 5\n'],
@@ -749,14 +498,6 @@ for l, r in merged:
     input: 'The first line holds n (1 <= n <= 10^5), the second n integers with absolute value at most 10^9.',
     output: 'That value, or NONE when there is none.',
     example: ['3\n1 1 2', '1'],
-    golden: String.raw`
-import sys
-from collections import Counter
-data = sys.stdin.read().split()
-n = int(data[0])
-value, count = Counter(map(int, data[1:1 + n])).most_common(1)[0]
-print(value if 2 * count > n else 'NONE')
-`,
     tests: [
       ['5\n3 3 4 2 3\n', '3\n'],
       ['4\n1 2 1 2\n', 'NONE\n'],
@@ -771,12 +512,6 @@ print(value if 2 * count > n else 'NONE')
     input: 'The first line holds n (1 <= n <= 10^5), the second n integers with absolute value at most 10^9.',
     output: 'The number of distinct values.',
     example: ['3\n7 7 7', '1'],
-    golden: String.raw`
-import sys
-data = sys.stdin.read().split()
-n = int(data[0])
-print(len(set(map(int, data[1:1 + n]))))
-`,
     tests: [
       ['5\n1 2 2 3 3\n', '3\n'],
       ['1\n0\n', '1\n'],
@@ -791,12 +526,6 @@ print(len(set(map(int, data[1:1 + n]))))
     input: 'The first line holds n (1 <= n <= 10^5); the second line holds the n-1 given integers (it is empty when n = 1).',
     output: 'The missing integer.',
     example: ['3\n3 1', '2'],
-    golden: String.raw`
-import sys
-data = sys.stdin.read().split()
-n = int(data[0])
-print(n * (n + 1) // 2 - sum(map(int, data[1:n])))
-`,
     tests: [
       ['5\n1 2 4 5\n', '3\n'],
       ['2\n2\n', '1\n'],
@@ -812,15 +541,6 @@ print(n * (n + 1) // 2 - sum(map(int, data[1:n])))
     input: 'The first line holds n (1 <= n <= 10^5), the second n integers with absolute value at most 10^9.',
     output: 'The sorted array, separated by spaces.',
     example: ['3\n2 1 2', '2 2 1'],
-    golden: String.raw`
-import sys
-from collections import Counter
-data = sys.stdin.read().split()
-n = int(data[0])
-a = list(map(int, data[1:1 + n]))
-counts = Counter(a)
-print(' '.join(map(str, sorted(a, key=lambda x: (-counts[x], x)))))
-`,
     tests: [
       ['6\n4 6 2 6 4 4\n', '4 4 4 6 6 2\n'],
       ['5\n1 2 3 4 5\n', '1 2 3 4 5\n'],
@@ -835,12 +555,6 @@ print(' '.join(map(str, sorted(a, key=lambda x: (-counts[x], x)))))
     input: 'The first line holds n and k (1 <= k <= n <= 10^5), the second n integers with absolute value at most 10^9.',
     output: 'The k-th smallest element.',
     example: ['3 1\n5 3 9', '3'],
-    golden: String.raw`
-import sys
-data = sys.stdin.read().split()
-n, k = int(data[0]), int(data[1])
-print(sorted(map(int, data[2:2 + n]))[k - 1])
-`,
     tests: [
       ['5 2\n3 1 4 1 5\n', '1\n'],
       ['5 3\n3 1 4 1 5\n', '3\n'],
@@ -855,17 +569,6 @@ print(sorted(map(int, data[2:2 + n]))[k - 1])
     input: 'The first line holds n (1 <= n <= 10^4), then n lines with a name (1 to 20 lowercase letters, all different) and an integer score (0 to 10^6).',
     output: 'The names in rank order, one per line.',
     example: ['2\nx 5\ny 7', 'y\nx'],
-    golden: String.raw`
-import sys
-lines = sys.stdin.read().split('\n')
-n = int(lines[0])
-players = []
-for line in lines[1:1 + n]:
-    name, score = line.split()
-    players.append((-int(score), name))
-for _, name in sorted(players):
-    print(name)
-`,
     tests: [
       ['3\nalice 90\nbob 95\ncarol 90\n', 'bob\nalice\ncarol\n'],
       ['1\nzed 0\n', 'zed\n'],
@@ -879,13 +582,6 @@ for _, name in sorted(players):
     input: 'The first line holds n (1 <= n <= 2000), the second n integers with absolute value at most 10^9.',
     output: 'The number of inversions.',
     example: ['3\n3 1 2', '2'],
-    golden: String.raw`
-import sys
-data = sys.stdin.read().split()
-n = int(data[0])
-a = list(map(int, data[1:1 + n]))
-print(sum(1 for i in range(n) for j in range(i + 1, n) if a[i] > a[j]))
-`,
     tests: [
       ['5\n2 4 1 3 5\n', '3\n'],
       ['3\n1 2 3\n', '0\n'],
@@ -901,13 +597,6 @@ print(sum(1 for i in range(n) for j in range(i + 1, n) if a[i] > a[j]))
     input: 'One line with n (1 <= n <= 90).',
     output: 'The number of ways.',
     example: ['4', '5'],
-    golden: String.raw`
-n = int(input())
-a, b = 1, 1
-for _ in range(n - 1):
-    a, b = b, a + b
-print(b)
-`,
     tests: [
       ['1\n', '1\n'],
       ['2\n', '2\n'],
@@ -923,19 +612,6 @@ print(b)
     input: 'The first line holds n and the amount (1 <= n <= 50, 0 <= amount <= 10^4), the second the n coin values (1 to 10^4).',
     output: 'The smallest number of coins, or -1 when the amount cannot be made.',
     example: ['2 8\n3 5', '2'],
-    golden: String.raw`
-import sys
-data = list(map(int, sys.stdin.read().split()))
-n, amount = data[0], data[1]
-coins = data[2:2 + n]
-INF = float('inf')
-best = [0] + [INF] * amount
-for v in range(1, amount + 1):
-    for c in coins:
-        if c <= v and best[v - c] + 1 < best[v]:
-            best[v] = best[v - c] + 1
-print(best[amount] if best[amount] != INF else -1)
-`,
     tests: [
       ['3 11\n1 2 5\n', '3\n'],
       ['1 3\n2\n', '-1\n'],
@@ -951,20 +627,6 @@ print(best[amount] if best[amount] != INF else -1)
     input: 'The first line holds n (1 <= n <= 2000), the second n integers with absolute value at most 10^9.',
     output: 'The length.',
     example: ['4\n1 3 2 4', '3'],
-    golden: String.raw`
-import sys
-from bisect import bisect_left
-data = sys.stdin.read().split()
-n = int(data[0])
-tails = []
-for x in map(int, data[1:1 + n]):
-    i = bisect_left(tails, x)
-    if i == len(tails):
-        tails.append(x)
-    else:
-        tails[i] = x
-print(len(tails))
-`,
     tests: [
       ['8\n10 9 2 5 3 7 101 18\n', '4\n'],
       ['5\n5 4 3 2 1\n', '1\n'],
@@ -979,17 +641,6 @@ print(len(tails))
     input: 'Two lines, each a word of 1 to 500 lowercase letters.',
     output: 'The edit distance.',
     example: ['cat\ncut', '1'],
-    golden: String.raw`
-a = input().strip()
-b = input().strip()
-prev = list(range(len(b) + 1))
-for i, ca in enumerate(a, 1):
-    cur = [i]
-    for j, cb in enumerate(b, 1):
-        cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
-    prev = cur
-print(prev[-1])
-`,
     tests: [
       ['kitten\nsitting\n', '3\n'],
       ['abc\nabc\n', '0\n'],
@@ -1005,22 +656,6 @@ print(prev[-1])
     input: 'The first line holds r and c (1 <= r, c <= 30), then r lines of c characters.',
     output: 'The exact number of paths (0 when the first or last cell is a wall).',
     example: ['2 3\n...\n...', '3'],
-    golden: String.raw`
-import sys
-lines = sys.stdin.read().split()
-r, c = int(lines[0]), int(lines[1])
-grid = lines[2:2 + r]
-ways = [[0] * c for _ in range(r)]
-for i in range(r):
-    for j in range(c):
-        if grid[i][j] == '#':
-            continue
-        if i == 0 and j == 0:
-            ways[i][j] = 1
-        else:
-            ways[i][j] = (ways[i - 1][j] if i > 0 else 0) + (ways[i][j - 1] if j > 0 else 0)
-print(ways[r - 1][c - 1])
-`,
     tests: [
       ['3 3\n...\n.#.\n...\n', '2\n'],
       ['2 2\n..\n..\n', '2\n'],
@@ -1036,18 +671,6 @@ print(ways[r - 1][c - 1])
     input: 'The first line holds n and W (1 <= n <= 100, 0 <= W <= 10^4), then n lines with the weight (1 to 10^4) and the value (0 to 10^6) of an item.',
     output: 'The largest total value.',
     example: ['2 3\n1 2\n2 3', '5'],
-    golden: String.raw`
-import sys
-data = list(map(int, sys.stdin.read().split()))
-n, cap = data[0], data[1]
-best = [0] * (cap + 1)
-for k in range(n):
-    w, v = data[2 + 2 * k], data[3 + 2 * k]
-    for c in range(cap, w - 1, -1):
-        if best[c - w] + v > best[c]:
-            best[c] = best[c - w] + v
-print(best[cap])
-`,
     tests: [
       ['3 50\n10 60\n20 100\n30 120\n', '220\n'],
       ['1 5\n6 10\n', '0\n'],
@@ -1063,38 +686,6 @@ print(best[cap])
     input: 'One line: the expression (1 to 1000 characters).',
     output: 'Its integer value.',
     example: ['8 - 2 * 3', '2'],
-    golden: String.raw`
-import re
-tokens = re.findall(r'\d+|[-+*()]', input())
-pos = 0
-def peek():
-    return tokens[pos] if pos < len(tokens) else None
-def take():
-    global pos
-    pos += 1
-    return tokens[pos - 1]
-def expr():
-    value = term()
-    while peek() in ('+', '-'):
-        op = take()
-        rhs = term()
-        value = value + rhs if op == '+' else value - rhs
-    return value
-def term():
-    value = factor()
-    while peek() == '*':
-        take()
-        value *= factor()
-    return value
-def factor():
-    tok = take()
-    if tok == '(':
-        value = expr()
-        take()
-        return value
-    return int(tok)
-print(expr())
-`,
     tests: [
       ['1 + 2 * 3\n', '7\n'],
       ['(1 + 2) * 3\n', '9\n'],
@@ -1110,13 +701,6 @@ print(expr())
     input: 'The first line holds the name of the column. Then comes the table: a header line with the column names separated by commas, then 1 to 1000 rows of comma-separated integers (no spaces, no quotes).',
     output: 'The sum of the named column.',
     example: ['y\nx,y\n1,2\n3,4', '6'],
-    golden: String.raw`
-import sys
-lines = [line.strip() for line in sys.stdin.read().split('\n') if line.strip()]
-name = lines[0]
-col = lines[1].split(',').index(name)
-print(sum(int(row.split(',')[col]) for row in lines[2:]))
-`,
     tests: [
       ['b\na,b,c\n1,2,3\n4,5,6\n', '7\n'],
       ['x\nx\n10\n-3\n5\n', '12\n'],
@@ -1130,13 +714,6 @@ print(sum(int(row.split(',')[col]) for row in lines[2:]))
     input: 'One line with the two times separated by a space.',
     output: 'The number of minutes (0 to 1439).',
     example: ['10:00 11:15', '75'],
-    golden: String.raw`
-a, b = input().split()
-def minutes(t):
-    h, m = t.split(':')
-    return int(h) * 60 + int(m)
-print((minutes(b) - minutes(a)) % 1440)
-`,
     tests: [
       ['09:00 17:30\n', '510\n'],
       ['23:50 00:10\n', '20\n'],
@@ -1151,18 +728,6 @@ print((minutes(b) - minutes(a)) % 1440)
     input: 'The first line holds n (0 <= n <= 10^4), then n assignment lines; then a line with q (1 <= q <= 10^4) and q lines with one key each. Keys and values contain no spaces.',
     output: 'For each lookup, the value of the key, or NOT FOUND.',
     example: ['1\nk=v\n1\nk', 'v'],
-    golden: String.raw`
-import sys
-lines = sys.stdin.read().split('\n')
-n = int(lines[0])
-store = {}
-for line in lines[1:1 + n]:
-    key, value = line.strip().split('=', 1)
-    store[key] = value
-q = int(lines[1 + n])
-for key in lines[2 + n:2 + n + q]:
-    print(store.get(key.strip(), 'NOT FOUND'))
-`,
     tests: [
       ['2\na=1\nb=2\n2\na\nc\n', '1\nNOT FOUND\n'],
       ['3\nx=hello\ny=world\nx=bye\n2\nx\ny\n', 'bye\nworld\n'],
@@ -1176,12 +741,6 @@ for key in lines[2 + n:2 + n + q]:
     input: 'One line with a date as YYYY-MM-DD (year 1 to 9999).',
     output: 'The day of the year (1 for January 1st).',
     example: ['2023-02-01', '32'],
-    golden: String.raw`
-y, m, d = map(int, input().strip().split('-'))
-leap = y % 4 == 0 and (y % 100 != 0 or y % 400 == 0)
-days = [31, 29 if leap else 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
-print(sum(days[:m - 1]) + d)
-`,
     tests: [
       ['2024-01-01\n', '1\n'],
       ['2023-12-31\n', '365\n'],
@@ -1197,14 +756,6 @@ print(sum(days[:m - 1]) + d)
     input: 'The first line holds r and c (1 <= r, c <= 100), then r lines of c integers.',
     output: 'c lines of r integers separated by spaces.',
     example: ['1 2\n5 6', '5\n6'],
-    golden: String.raw`
-import sys
-data = sys.stdin.read().split()
-r, c = int(data[0]), int(data[1])
-m = [data[2 + i * c:2 + (i + 1) * c] for i in range(r)]
-for j in range(c):
-    print(' '.join(m[i][j] for i in range(r)))
-`,
     tests: [
       ['2 3\n1 2 3\n4 5 6\n', '1 4\n2 5\n3 6\n'],
       ['1 1\n9\n', '9\n'],

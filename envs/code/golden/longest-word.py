@@ -1,0 +1,2 @@
+words = input().split()
+print(max(words, key=len))
