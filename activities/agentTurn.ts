@@ -31,6 +31,12 @@ export interface AgentTurnInput {
   seed: number;
   /** Publish the token-level records for an update (false for evaluation turns). */
   record: boolean;
+  /**
+   * rollout.max_staleness for a training turn (absent in turns scheduled before it existed, and
+   * evaluation turns: 0): the engine may generate with a version up to this many after
+   * policyVersion, one an update made since the episode opened.
+   */
+  newerWithin?: number;
 }
 
 export interface CandidateText {
@@ -38,6 +44,8 @@ export interface CandidateText {
   text: string;
   finishReason: string;
   responseTokens: number;
+  /** The version that generated it (absent in turns recorded before it was returned: the turn's policyVersion). */
+  policyVersion?: number;
 }
 
 /**
@@ -74,6 +82,7 @@ export function createAgentTurnActivities(deps: AgentTurnDeps) {
       const request: GenerateRequest = {
         policy: engineKey(policy),
         version: input.policyVersion,
+        newer_within: input.newerWithin ?? 0,
         messages: input.messages,
         n: input.k,
         temperature: input.sampling.temperature,
@@ -84,7 +93,7 @@ export function createAgentTurnActivities(deps: AgentTurnDeps) {
         repetition_penalty: input.sampling.repetition_penalty ?? 1,
         max_new_tokens: input.maxNewTokens,
         stop: [],
-        ignore_eos: input.sampling.ignore_eos,
+        ignore_eos: input.sampling.ignore_eos ?? false, // (likewise)
         max_prompt_tokens: input.maxPromptTokens ?? null,
         truncation: input.truncation ?? 'error',
         seed: input.seed,
@@ -94,7 +103,7 @@ export function createAgentTurnActivities(deps: AgentTurnDeps) {
       const { results } = await deps.engine
         .request<{ results: GenerateResult[] }>('generate', { requests: [request] }, Context.current().cancellationSignal)
         .catch((err) => Promise.reject(forGood(offPolicy(err), input)));
-      const { samples } = results[0];
+      const { samples, version } = results[0];
       // A retried attempt samples afresh under new ids; the old attempt's records are never
       // scored, so the update's join by sample id leaves them out.
       const attempt = activityInfo().attempt;
@@ -104,7 +113,7 @@ export function createAgentTurnActivities(deps: AgentTurnDeps) {
         runId: policy.runId,
         iteration: input.iteration,
         policy: policy.spec.name,
-        policyVersion: input.policyVersion,
+        policyVersion: version,
         promptIds: c.prompt_ids,
         responseIds: c.response_ids,
         logprobs: c.logprobs,
@@ -123,6 +132,7 @@ export function createAgentTurnActivities(deps: AgentTurnDeps) {
         text: c.text,
         finishReason: c.finish_reason,
         responseTokens: c.response_ids.length,
+        policyVersion: version,
       }));
     },
   };

@@ -1,8 +1,17 @@
 // Which records one update may use: the on-policy filter of updatePolicy, as a pure function.
 // Only this (run, policy, iteration) counts; each sample id once (a retried publish repeats
 // records); rollouts that were never scored (a retried agent turn's first attempt) are left
-// out by the join; and every sample must come from the version the update starts from.
+// out by the join. Versions: with rollout.max_staleness 0 every sample must come from the version
+// the update starts from; with N > 0 (asynchronous training) from that version or one of the N
+// before it, and a sample older than that is set apart as stale (consumed, never trained on, and
+// named in the update's SamplesConsumed event). Also where the read may end for the next update
+// (`cut`): with asynchronous training the next iteration's records arrive while this one's update
+// reads, and they are the next update's. A run and policy's records share a key, so each topic
+// holds them in one partition, in publish order, and every record of an iteration comes before any
+// of the next (the next iteration's episodes start only once this one's have published): the cut
+// is each partition's first record of a later iteration.
 import { TOPICS } from '../infra/settings.js';
+import type { KafkaRecord } from '../infra/kafka/readBatch.js';
 import { rolloutOf, type RolloutRecord, type TrajectoryRecord } from './records.js';
 
 export interface IterationWanted {
@@ -12,20 +21,30 @@ export interface IterationWanted {
   fromVersion: number;
   /** How many scored samples the iteration's episodes published for this policy. */
   expected: number;
+  /** rollout.max_staleness (absent in updates scheduled before it existed: 0). */
+  maxStaleness?: number;
 }
 
 export type IterationSamples =
-  | { ok: true; scores: TrajectoryRecord[]; tokens: Map<string, RolloutRecord> }
+  /** scores: the samples to train on; stale: those older than the bound, by sample id -> generating version. */
+  /** cut: `topic:partition` -> offset of its first record of this run and policy from a later iteration. */
+  | { ok: true; scores: TrajectoryRecord[]; tokens: Map<string, RolloutRecord>; stale: Record<string, number>; cut: Map<string, bigint> }
   /** retryable: the iteration is not all in Kafka yet; otherwise the records can never make a valid update. */
   | { ok: false; retryable: boolean; type: 'IncompleteIteration' | 'MissingRollout' | 'OffPolicySample'; message: string };
 
-export function selectIterationSamples(records: { topic: string; value: string }[], want: IterationWanted): IterationSamples {
+export function selectIterationSamples(records: KafkaRecord[], want: IterationWanted): IterationSamples {
   const scores = new Map<string, TrajectoryRecord>();
   const tokens = new Map<string, RolloutRecord>();
-  for (const { topic, value } of records) {
+  const cut = new Map<string, bigint>();
+  for (const { topic, partition, offset, value } of records) {
     // Other runs' and policies' records are skipped before their token arrays are unpacked.
     const r = JSON.parse(value) as Pick<TrajectoryRecord, 'runId' | 'policy' | 'iteration' | 'sampleId'>;
-    if (r.runId !== want.runId || r.policy !== want.policy || r.iteration !== want.iteration) continue;
+    if (r.runId !== want.runId || r.policy !== want.policy) continue;
+    if (r.iteration > want.iteration) {
+      const id = `${topic}:${partition}`;
+      if (!cut.has(id) || BigInt(offset) < cut.get(id)!) cut.set(id, BigInt(offset));
+    }
+    if (r.iteration !== want.iteration) continue;
     if (topic === TOPICS.trajectories) scores.set(r.sampleId, r as TrajectoryRecord);
     else if (topic === TOPICS.rollouts) tokens.set(r.sampleId, rolloutOf(r));
   }
@@ -38,17 +57,25 @@ export function selectIterationSamples(records: { topic: string; value: string }
   if (missing.length > 0) {
     return { ok: false, retryable: false, type: 'MissingRollout', message: `${where}: ${missing.length} scored samples have no rollout record, e.g. ${missing[0]}` };
   }
+  const bound = want.maxStaleness ?? 0;
+  const fresh: TrajectoryRecord[] = [];
+  const stale: Record<string, number> = {};
   for (const s of scores.values()) {
-    if (s.policyVersion !== want.fromVersion || tokens.get(s.sampleId)!.policyVersion !== want.fromVersion) {
+    const version = s.policyVersion;
+    const age = want.fromVersion - version;
+    // Never from a version the update has not reached, nor scored under another version than sampled.
+    if (age < 0 || (bound === 0 && age > 0) || tokens.get(s.sampleId)!.policyVersion !== version) {
       return {
         ok: false,
         retryable: false,
         type: 'OffPolicySample',
-        message: `${where}: sample ${s.sampleId} came from version ${s.policyVersion}, the update starts from ${want.fromVersion}`,
+        message: `${where}: sample ${s.sampleId} came from version ${version}, the update starts from ${want.fromVersion}` + (bound > 0 ? ` (rollout.max_staleness ${bound})` : ''),
       };
     }
+    if (age > bound) stale[s.sampleId] = version;
+    else fresh.push(s);
   }
-  return { ok: true, scores: [...scores.values()], tokens };
+  return { ok: true, scores: fresh, tokens, stale, cut };
 }
 
 /**

@@ -3,9 +3,12 @@
 // activities, and where its checkpoints live.
 import { join } from 'node:path';
 import { ApplicationFailure } from '@temporalio/activity';
-import { EngineError, type EngineClient, type LoadSpec } from '../infra/engine/client.js';
+import { EngineError, type EngineClient, type EngineOptim, type LoadSpec } from '../infra/engine/client.js';
 import { projectPath } from '../infra/settings.js';
 import { baseKey, engineKey, type PolicyRef } from '../policy/ref.js';
+
+/** AdamW's betas: the one setting of the optimizer the run config does not have (torch's default). */
+const ADAM_BETAS: EngineOptim['betas'] = [0.9, 0.999];
 
 /** What a policy worker's activities share: its engine, its device and its data folder. */
 export interface EngineDeps {
@@ -43,7 +46,8 @@ export function loadSpec(deps: EngineDeps, policy: PolicyRef): LoadSpec {
     model_path: projectPath(spec.modelPath),
     base: baseKey(policy),
     ...(spec.lora ? { lora: spec.lora } : {}),
-    optim: { ...policy.optim, betas: [0.9, 0.999] },
+    // (warmup_start: absent in the settings of runs started before it existed, whose warm-up started at a fraction)
+    optim: { ...policy.optim, warmup_start: policy.optim.warmup_start ?? 'fraction', betas: ADAM_BETAS },
     checkpoint_root: checkpointRoot(policy, deps.dataDir),
   };
 }

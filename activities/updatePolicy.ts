@@ -2,13 +2,15 @@
 // samples, read from Kafka (never from workflow history).
 //   1. read the run's trajectories (scores) and rollouts (tokens) published since the last update:
 //      from the offsets of this iteration's consumer group, which the previous update set
-//   2. keep this (run, iteration, policy), each sample id once; join tokens to scores by sample id
+//   2. keep this (run, iteration, policy), each sample id once; join tokens to scores by sample id;
+//      with rollout.max_staleness N, samples more than N versions old are set apart (stale)
 //   3. group-relative advantages per (problem, turn, agent) group
 //   4. the engine steps the policy (its samples handed over as a file of flat arrays), saves a
 //      checkpoint (idempotent by policy version), then removes the versions the run's retention
 //      (checkpoints.keep_last, keep_every) lets go
 //   5. publish which samples it consumed (SamplesConsumed, with their advantages)
-//   6. only then set the next iteration's group to where this read ended
+//   6. only then set the next iteration's group to where this read ended (or, where the next
+//      iteration's records had begun arriving, asynchronous training, to the first of them)
 //   7. delete the previous iteration's groups (used by nothing now: its update had completed
 //      before this one was scheduled) and the records every consumer group has read past
 //      (infra/kafka/retention.ts), so that the topics hold about two iterations per live run
@@ -30,7 +32,7 @@ import { policyKey, updateConsumerGroup, updateGroupsOf, updateReaderGroup, upda
 import { readBatch } from '../infra/kafka/readBatch.js';
 import { deleteGroups, trimTopics } from '../infra/kafka/retention.js';
 import { PROJECTOR_GROUP, TOPICS, UPDATE_TOPICS } from '../infra/settings.js';
-import { EngineError, type UpdateResult } from '../infra/engine/client.js';
+import { EngineError, type UpdateRequest, type UpdateResult } from '../infra/engine/client.js';
 import { writeSamplesFile } from '../infra/engine/samplesFile.js';
 import type { LazyProducer } from '../infra/kafka/client.js';
 import { checkpointRoot, ensurePolicy, runFolder, type EngineDeps } from './policy.js';
@@ -48,6 +50,8 @@ export interface UpdateInput {
   checkpoints?: RunConfig['checkpoints'];
   /** One replica's part in a data-parallel step; `group` is new for every attempt of the step. */
   replica?: { rank: number; world: number; group: string };
+  /** rollout.max_staleness (absent in updates scheduled before it existed: 0, strictly on-policy). */
+  maxStaleness?: number;
 }
 
 export interface UpdateSummary {
@@ -80,6 +84,13 @@ export function updateFailure(err: unknown): unknown {
   return err;
 }
 
+/** The mean and largest age (update's version - generating version) of the samples trained on. */
+function staleness(fromVersion: number, trained: { policyVersion: number }[]): { staleness_mean: number | null; staleness_max: number | null } {
+  if (trained.length === 0) return { staleness_mean: null, staleness_max: null };
+  const ages = trained.map((s) => fromVersion - s.policyVersion);
+  return { staleness_mean: ages.reduce((a, b) => a + b, 0) / ages.length, staleness_max: Math.max(...ages) };
+}
+
 /** Step 7 (`used`: the previous iteration's groups): best effort, since the update has done its work; what one trim leaves, the next takes. */
 async function trimKafka(kafka: Kafka, used: string[]): Promise<void> {
   try {
@@ -109,11 +120,12 @@ export function createUpdateActivities(deps: EngineDeps & { kafka: Kafka; produc
         iteration,
         fromVersion: input.fromVersion,
         expected: input.expectedSamples,
+        maxStaleness: input.maxStaleness ?? 0,
       });
       if (!selected.ok) {
         throw selected.retryable ? ApplicationFailure.retryable(selected.message, selected.type) : ApplicationFailure.nonRetryable(selected.message, selected.type);
       }
-      const { scores: scored, tokens } = selected;
+      const { scores: scored, tokens, stale, cut } = selected;
       const advantages = groupAdvantages(scored, advantageOptions(input.update));
       // Samples of filtered or dropped (zero-variance) groups are consumed by this update but not trained on.
       const trained = scored.filter((s) => advantages.has(s.sampleId));
@@ -135,11 +147,11 @@ export function createUpdateActivities(deps: EngineDeps & { kafka: Kafka; produc
           }),
         );
         heartbeat('samples written');
-        result = await deps.engine.request<UpdateResult>('update', {
+        const request: UpdateRequest = {
           policy: engineKey(policy),
           from_version: input.fromVersion,
           ...(replica && replicas // (both or neither: checked above)
-            ? { distributed: { rank: replica.rank, world_size: replica.world, store: replicas.rendezvous, group: replica.group, join_timeout_s: replicas.joinTimeoutS, timeout_s: replicas.timeoutS, shard_optimizer: replicas.shardOptimizer ?? false } }
+            ? { distributed: { rank: replica.rank, world_size: replica.world, store: replicas.rendezvous, group: replica.group, join_timeout_s: replicas.joinTimeoutS ?? replicas.timeoutS, timeout_s: replicas.timeoutS, shard_optimizer: replicas.shardOptimizer ?? false } }
             : {}),
           samples_file: file,
           clip_low: input.update.clip_low,
@@ -149,13 +161,17 @@ export function createUpdateActivities(deps: EngineDeps & { kafka: Kafka; produc
           kl_coef: input.update.kl_coef,
           max_grad_norm: input.update.max_grad_norm,
           micro_batch_tokens: input.update.micro_batch_tokens,
+          // (absent in the settings of runs started before they existed: what the update did then;
+          // the engine has no defaults of its own)
           gradient_checkpointing: input.update.gradient_checkpointing ?? false,
-          ppo_mini_batch_size: input.update.ppo_mini_batch_size,
-          ppo_epochs: input.update.ppo_epochs,
+          ppo_mini_batch_size: input.update.ppo_mini_batch_size ?? null,
+          ppo_epochs: input.update.ppo_epochs ?? 1,
+          behaviour_weight_cap: input.update.behaviour_weight_cap ?? null,
           checkpoint_root: checkpointRoot(policy, deps.dataDir),
           keep_last: input.checkpoints?.keep_last ?? null,
           keep_every: input.checkpoints?.keep_every ?? null,
-        }).catch((err) => {
+        };
+        result = await deps.engine.request<UpdateResult>('update', request).catch((err) => {
           throw updateFailure(err);
         });
       } finally {
@@ -175,10 +191,11 @@ export function createUpdateActivities(deps: EngineDeps & { kafka: Kafka; produc
             toVersion: result.version,
             // null: the sample's group was left out (update.group_filter, or zero variance with 'drop').
             advantages: Object.fromEntries(scored.map((s) => [s.sampleId, advantages.get(s.sampleId) ?? null])),
+            ...(Object.keys(stale).length > 0 ? { stale } : {}),
           },
         ]);
         await deps.producer.send(TOPICS.events, consumed.map((e) => ({ key: e.stream, value: JSON.stringify(e) })));
-        await batch.commit(group(iteration + 1));
+        await batch.commit(group(iteration + 1), cut);
         await trimKafka(deps.kafka, iteration > 0 ? updateGroupsOf(policy.runId, policy.spec.name, iteration - 1, replica?.world) : []);
       }
       return {
@@ -207,6 +224,11 @@ export function createUpdateActivities(deps: EngineDeps & { kafka: Kafka; produc
             sync_s: result.sync_s ?? null,
             optimizer_state_mb: result.optimizer_state_mb ?? null,
             optimizer_steps: result.optimizer_steps ?? null,
+            is_weight_mean: result.is_weight_mean ?? null,
+            is_weight_max: result.is_weight_max ?? null,
+            is_truncated_fraction: result.is_truncated_fraction ?? null,
+            // Asynchronous training: how many versions old the samples it trained on were, and how many it set apart.
+            ...(input.maxStaleness ? { ...staleness(input.fromVersion, trained), stale_samples: Object.keys(stale).length } : {}),
           }).filter((e): e is [string, number] => e[1] !== null),
         ),
       };

@@ -27,20 +27,19 @@ def child(variant: str, path: str, args) -> dict:
 
     eng = ec.engine()
     root = ec.tempdir("bench-ckpt-")  # its checkpoints (two versions of the model and AdamW) go at exit
-    ec.call(eng, "load", policy="p", kind="full", model_path=path, optim=ec.OPTIM, checkpoint_root=root)
+    ec.load(eng, "p", "full", path, root)
     bb = eng.policies["p"].backbone
     g = torch.Generator().manual_seed(0)
     samples = [{"sample_id": str(j), "prompt_ids": torch.randint(3, bb.vocab_size, (args.prompt,), generator=g).tolist(),
                 "response_ids": torch.randint(3, bb.vocab_size, (args.response,), generator=g).tolist(),
                 "logprobs": [0.0] * args.response, "advantage": 1.0 if j % 2 else -1.0} for j in range(args.samples)]
-    update = dict(policy="p", samples=samples, checkpoint_root=root, gradient_checkpointing=VARIANTS[variant],
-                  micro_batch_tokens=args.prompt + args.response)
-    ec.call(eng, "update", from_version=0, **update)
+    update = dict(gradient_checkpointing=VARIANTS[variant], micro_batch_tokens=args.prompt + args.response)
+    ec.update(eng, "p", 0, samples, root, **update)
     with open("/proc/self/clear_refs", "w") as f:
         f.write("5")  # resets VmHWM to the current RSS
     before = ec.status_mb("VmRSS")
     t0 = time.perf_counter()
-    ec.call(eng, "update", from_version=1, **update)
+    ec.update(eng, "p", 1, samples, root, **update)
     seconds = time.perf_counter() - t0
     cfg = bb.model.config
     return {"peak_mb": ec.status_mb("VmHWM") - before, "seconds": seconds, "layers": cfg.num_hidden_layers,

@@ -1,5 +1,6 @@
-"""Shared helpers of the tensor-engine benchmarks (bench/engine_*.py): a local random-init model,
-prompts, an in-process engine, timing statistics and the bench/RESULTS.md writer.
+"""Shared helpers of the tensor-engine benchmarks (bench/engine_*.py, bench/gpu/): a local random-init
+model, prompts, an in-process engine with complete load / generate / update requests, timing
+statistics and the bench/RESULTS.md writer.
 
 Nothing here touches the Hugging Face hub: the model is built from a LlamaConfig, with the
 project's own ChatML tokenizer (services/engine/make_tiny_model.py on the corpus fixture).
@@ -37,8 +38,22 @@ SIZES = {
     "small": dict(hidden_size=512, intermediate_size=1536, num_hidden_layers=8, num_attention_heads=8,
                   num_key_value_heads=4),  # 25.7M parameters
 }
-LORA = {"rank": 8, "alpha": 16, "dropout": 0.0, "target_modules": "all-linear"}
-OPTIM = {"lr": 1e-5}
+# Complete requests (PROTOCOL.md: the engine keeps no defaults for what a run configures, so every
+# field is sent; a missing one is a BadRequest naming it). The values are the engine's former
+# defaults, with lr 1e-5 and LoRA rank 8 / alpha 16 all-linear; a bench that sets a field passes it
+# to load / request / update below, which send these with its values on top.
+LORA = {"rank": 8, "alpha": 16.0, "dropout": 0.0, "target_modules": "all-linear"}
+OPTIM = {"lr": 1e-5, "weight_decay": 0.0, "betas": [0.9, 0.999], "warmup_steps": 0, "total_steps": 0,
+         "min_lr_ratio": 0.0, "warmup_start": "fraction"}
+# A generate request's fields besides policy, version, messages: sampling at temperature 1, no top-k/top-p,
+# no stop (ignore_eos: every row generates exactly max_new_tokens).
+SAMPLING = dict(newer_within=0, n=1, temperature=1.0, top_p=1.0, top_k=-1, min_p=0.0, repetition_penalty=1.0,
+                max_new_tokens=128, stop=[], ignore_eos=True, seed=None, enable_thinking=None, max_prompt_tokens=None,
+                truncation="error")
+# An update's fields besides policy, from_version, samples, checkpoint_root (one PPO step, no KL).
+UPDATE = dict(clip_low=0.2, clip_high=0.2, dual_clip_c=None, loss_agg="token-mean", kl_coef=0.0, max_grad_norm=1.0,
+              micro_batch_tokens=8192, ppo_mini_batch_size=None, ppo_epochs=1, gradient_checkpointing=False,
+              keep_last=None, keep_every=None, behaviour_weight_cap=None)
 
 
 def tempdir(prefix: str) -> str:
@@ -123,6 +138,24 @@ def call(eng, op: str, **req) -> dict:
     return r["result"]
 
 
+def load(eng, policy: str, kind: str, model_path: str, checkpoint_root: str = "", base: str | None = None) -> dict:
+    """A complete `load` op: OPTIM, and for kind "lora" LORA on the shared base `base`."""
+    extra = {"base": base, "lora": LORA} if kind == "lora" else {}
+    return call(eng, "load", policy=policy, kind=kind, model_path=model_path, checkpoint_root=checkpoint_root,
+                optim=OPTIM, **extra)
+
+
+def request(policy: str, messages: list[dict], **kw) -> dict:
+    """A complete generate request at version 0: SAMPLING, then `kw`."""
+    return {"policy": policy, "version": 0, "messages": messages, **SAMPLING, **kw}
+
+
+def update(eng, policy: str, from_version: int, samples: list[dict], checkpoint_root: str, **kw) -> dict:
+    """A complete `update` op: UPDATE, then `kw`."""
+    return call(eng, "update", policy=policy, from_version=from_version, samples=samples,
+                checkpoint_root=checkpoint_root, **{**UPDATE, **kw})
+
+
 def generating_engine(args):
     """The generation benches' set-up: an in-process engine with the bench model loaded as the full
     policy "gen" (no stop token), and --prompts Plan-Path prompts as generate requests of --n rows and
@@ -130,10 +163,10 @@ def generating_engine(args):
     the model's description)."""
     path, _, desc = bench_model(args)
     eng = engine()
-    call(eng, "load", policy="gen", kind="full", model_path=path, optim=OPTIM, checkpoint_root="")
+    load(eng, "gen", "full", path)
     no_stop_tokens(eng)
-    reqs = [{"policy": "gen", "version": 0, "messages": m, "n": args.n, "temperature": 1.0, "seed": i,
-             "max_new_tokens": args.tokens, "stop": []} for i, m in enumerate(prompts(args.prompts))]
+    reqs = [request("gen", m, n=args.n, temperature=1.0, seed=i, max_new_tokens=args.tokens, stop=[])
+            for i, m in enumerate(prompts(args.prompts))]
     return eng, eng.policies["gen"].backbone, reqs, desc
 
 

@@ -4,7 +4,7 @@
 
 Each setting runs in a fresh subprocess (`--child SETTING`): an in-process engine loads the setting's
 policies, then runs one `update` per policy (the same batch for each: --prompts x --n samples with
---response random tokens, the engine's default micro_batch_tokens 8192), and reports /proc/self/status
+--response random tokens, micro_batch_tokens 8192: engine_common.UPDATE), and reports /proc/self/status
 VmHWM (peak RSS over the whole process life) and VmRSS (after the updates). Every setting runs twice:
 with glibc malloc's defaults and with MALLOC_MMAP_THRESHOLD_=1048576 (large buffers mmapped, returned
 to the OS on free):
@@ -45,9 +45,7 @@ def child(setting: str, path: str, args) -> dict:
     root = tempfile.mkdtemp(prefix="bench-mem-ckpt-")
     try:
         for i in range(count):
-            extra = {"base": "b", "lora": ec.LORA} if kind == "lora" else {}
-            ec.call(eng, "load", policy=f"agent{i}", kind=kind, model_path=path, optim=ec.OPTIM,
-                    checkpoint_root=os.path.join(root, str(i)), **extra)
+            ec.load(eng, f"agent{i}", kind, path, os.path.join(root, str(i)), base="b")
         g = torch.Generator().manual_seed(0)
         for key, p in eng.policies.items():
             prompt_ids = [p.backbone.render(m) for m in ec.prompts(args.prompts) for _ in range(args.n)]
@@ -55,7 +53,7 @@ def child(setting: str, path: str, args) -> dict:
                         "response_ids": torch.randint(3, p.backbone.vocab_size, (args.response,), generator=g).tolist(),
                         "logprobs": [0.0] * args.response, "advantage": 1.0 if j % 2 else -1.0}
                        for j, ids in enumerate(prompt_ids)]
-            ec.call(eng, "update", policy=key, from_version=0, samples=samples)
+            ec.update(eng, key, 0, samples, p.checkpoint_root)  # micro_batch_tokens 8192 (ec.UPDATE)
         trainable = sum(sum(x.numel() for x in p.trainable_parameters()) for p in eng.policies.values())
         return {"hwm": ec.status_mb("VmHWM"), "rss": ec.status_mb("VmRSS"), "trainable": trainable}
     finally:

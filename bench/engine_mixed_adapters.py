@@ -35,12 +35,11 @@ def main() -> None:
     eng = ec.engine()
     keys = [f"agent{i}" for i in range(args.adapters)]
     for k in keys:
-        ec.call(eng, "load", policy=k, kind="lora", model_path=path, base="b", lora=ec.LORA, optim=ec.OPTIM,
-                checkpoint_root="")
+        ec.load(eng, k, "lora", path, base="b")
     ec.no_stop_tokens(eng)
     msgs = ec.prompts(args.adapters)
-    reqs = [{"policy": k, "version": 0, "messages": m, "n": args.n, "seed": i, "temperature": 1.0,
-             "max_new_tokens": args.tokens, "stop": []} for i, (k, m) in enumerate(zip(keys, msgs))]
+    reqs = [ec.request(k, m, n=args.n, seed=i, temperature=1.0, max_new_tokens=args.tokens, stop=[])
+            for i, (k, m) in enumerate(zip(keys, msgs))]
     lens = [len(eng.policies[k].backbone.render(m)) for k, m in zip(keys, msgs)]
 
     def run(batches, max_new, n=args.n):

@@ -49,7 +49,7 @@ def main() -> None:
 
     path, n_params, desc = ec.bench_model(args)
     eng = ec.engine()
-    ec.call(eng, "load", policy="p", kind="full", model_path=path, optim=ec.OPTIM, checkpoint_root="")
+    ec.load(eng, "p", "full", path)
     policy = eng.policies["p"]
     bb = policy.backbone
 
@@ -80,9 +80,8 @@ def main() -> None:
     policy.optimizer.step = timed("adamw", policy.optimizer.step)
 
     def engine_update():
-        r = ec.call(eng, "update", policy="p", from_version=policy.version, samples=samples, clip_low=0.2,
-                    clip_high=0.2, loss_agg="token-mean", kl_coef=0.0, max_grad_norm=1.0,
-                    micro_batch_tokens=total, checkpoint_root=root)
+        r = ec.update(eng, "p", policy.version, samples, root, clip_low=0.2, clip_high=0.2, loss_agg="token-mean",
+                      kl_coef=0.0, max_grad_norm=1.0, micro_batch_tokens=total)
         assert r["tokens"] == B * R and not r["skipped_step"], r
         return dict(phase)
 

@@ -121,6 +121,11 @@ export type TandemEvent =
       toVersion: number;
       /** Advantage of each consumed sample, by sample id; null when its zero-variance group was dropped. */
       advantages: Record<string, number | null>;
+      /**
+       * Samples older than rollout.max_staleness allows (asynchronous training), by sample id ->
+       * the version that generated them: consumed by this update, never trained on. Absent: none.
+       */
+      stale?: Record<string, number>;
     }
   | ({ type: 'EvaluationFinished' } & EvaluationResult)
   | {

@@ -91,15 +91,19 @@ export async function episode(input: EpisodeInput): Promise<EpisodeSummary> {
         maxPromptTokens: cfg.training.max_prompt_length,
         truncation: cfg.training.truncation,
         seed: samplingSeed(input.seedKey ?? episodeId, turn, agent),
+        newerWithin: phase === 'train' ? cfg.rollout.max_staleness : 0,
       });
     },
     score: ({ agent, state }, texts) => scorer.scoreCandidates({ env: cfg.env, agent, state, texts, alpha: cfg.alpha }),
   });
 
   // Each group as the update sees it, and each sample's group member and score (at_grpo or grpo).
+  // Its version is the one that generated it: the episode's, or under asynchronous training
+  // (rollout.max_staleness) possibly a newer one an update made since the episode opened.
   const groups = played.groups.map((g) => {
     const spec = policyOfAgent(policies, g.agent);
-    return { ...g, policy: spec.name, policyVersion: input.versions[spec.name] ?? 0, groupKey: groupKeyOf(cfg.algorithm, problemSeed, g.turn, g.agent) };
+    const policyVersion = g.candidates[0]?.policyVersion ?? input.versions[spec.name] ?? 0;
+    return { ...g, policy: spec.name, policyVersion, groupKey: groupKeyOf(cfg.algorithm, problemSeed, g.turn, g.agent) };
   });
   const members = new Map(advantageInputs(
     cfg.algorithm,

@@ -17,8 +17,11 @@ export interface IterationSummary {
   successRate: number;
   /** Mean reward of the chosen candidates per agent. */
   rewardByAgent: Record<string, number>;
-  /** Update metrics per policy (tokens: response tokens trained on; absent in older runs). */
-  updates: Record<string, { toVersion: number; loss: number; samples: number; groups: number; tokens?: number }>;
+  /**
+   * Update metrics per policy (tokens: response tokens trained on; absent in older runs; staleness:
+   * under asynchronous training, the mean and largest age in versions of the samples it trained on).
+   */
+  updates: Record<string, { toVersion: number; loss: number; samples: number; groups: number; tokens?: number; staleness?: { mean: number; max: number } }>;
   /** Workflow time from the iteration's start to its end, minus the time it spent paused. */
   durationMs: number;
 }
@@ -45,7 +48,15 @@ export interface RunProgress {
   /** Episodes of the current iteration started and not finished (they finish during a pause). */
   episodesInFlight: number;
   episodesPerIteration: number;
+  /** Each policy's newest version: the one new episodes generate with. */
   versions: Record<string, number>;
+  /** The version each policy's update in flight starts from (absent in older runs; empty: none in flight). */
+  training?: Record<string, number>;
+  /**
+   * Asynchronous training (rollout.max_staleness > 0): the iteration whose episodes play, which the
+   * episode counters are of, while `iteration` counts the iterations finished (updates included).
+   */
+  playingIteration?: number;
   updatesApplied: number;
   lastCheckpoint: string | null;
   /** The most recent iterations, oldest first. */

@@ -4,7 +4,13 @@
 // worker. With val_freq > 0, an evaluation child (evaluate.ts) runs before training, after
 // every val_freq-th iteration and after the last. Signals pause, resume and stop it
 // (runLifecycle.ts); the progress query shows where it is. Continues as new when Temporal suggests it, carrying only RunState.
-import { ApplicationFailure, continueAsNew, executeChild, log, patched, setHandler, workflowInfo } from '@temporalio/workflow';
+// Asynchronous training (rollout.max_staleness N >= 1): an iteration's updates (and its record and
+// evaluation) run while the next iterations' episodes play; iteration it's episodes start once the
+// iterations before it - N are finished, so every sample is at most N versions older than the
+// update that consumes it. Updates stay in iteration order, one after the other. A stop, the end
+// and continue-as-new first let the updates in flight finish (continue-as-new carries no update in
+// flight). N = 0: each iteration's episodes wait for the previous iteration's updates, as before.
+import { ApplicationFailure, condition, continueAsNew, executeChild, log, patched, setHandler, workflowInfo } from '@temporalio/workflow';
 import { policiesOf, trainable, workerQueues } from '../policy/spec.js';
 import { checkRunConfig } from '../configs/check.js';
 import { formatIssues } from '../configs/schema.js';
@@ -63,12 +69,17 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
   // The episode counters of the iteration in progress; the rest of what the query shows is read
   // from the run's state when asked, so that the figures it shows are always of one moment.
   const episodes = { totalIterations: 0, episodesDone: 0, episodesInFlight: 0, episodesPerIteration: 0 };
+  // The updates in flight (policy -> from version), and (asynchronous training) the iteration whose episodes play.
+  const training: Record<string, number> = {};
+  let playing: number | null = null;
   const view = (status: RunProgress['status']): RunProgress => ({
     runId,
     status,
     iteration: state.iteration,
     ...episodes,
     versions: state.versions,
+    training: { ...training },
+    ...(staleness > 0 && playing !== null ? { playingIteration: playing } : {}),
     updatesApplied: state.updatesApplied,
     lastCheckpoint: state.lastCheckpoint,
     recent: state.recent,
@@ -99,6 +110,7 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
 
   /** The iteration's episodes as child workflows, opened here (openings.ts); none starts while the run is paused. */
   const runEpisodes = (it: number): Promise<EpisodeSummary[]> => {
+    episodes.episodesDone = 0;
     const planned = plan(it);
     const open = episodeOpener(cfg.env);
     return inWindow(planned.length, cfg.rollout.episode_window ?? planned.length, async (j) => {
@@ -121,6 +133,7 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
     for (const p of policies) {
       await life.untilResumed();
       const expectedSamples = summaries.reduce((n, s) => n + (s.samplesByPolicy[p.name] ?? 0), 0);
+      training[p.name] = state.versions[p.name];
       const upd = await updatePolicyOf(p, {
         policy: ref(p),
         iteration: it,
@@ -128,11 +141,14 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
         expectedSamples,
         update: cfg.update,
         checkpoints: cfg.checkpoints,
+        ...(staleness > 0 ? { maxStaleness: staleness } : {}),
       });
+      delete training[p.name];
       state.versions[p.name] = upd.toVersion;
       state.updatesApplied++;
       state.lastCheckpoint = upd.checkpoint;
-      updates[p.name] = { toVersion: upd.toVersion, loss: upd.metrics.loss, samples: upd.samples, groups: upd.groups, tokens: upd.metrics.tokens };
+      const stale = upd.metrics.staleness_max === undefined ? {} : { staleness: { mean: upd.metrics.staleness_mean, max: upd.metrics.staleness_max } };
+      updates[p.name] = { toVersion: upd.toVersion, loss: upd.metrics.loss, samples: upd.samples, groups: upd.groups, tokens: upd.metrics.tokens, ...stale };
       events.push(
         { type: 'UpdateApplied', runId, iteration: it, policy: p.name, fromVersion: upd.fromVersion, toVersion: upd.toVersion, samples: upd.samples, groups: upd.groups, replayed: upd.replayed, metrics: upd.metrics, ...(upd.replicas ? { replicas: upd.replicas } : {}) },
         { type: 'CheckpointSaved', runId, iteration: it, policy: p.name, version: upd.toVersion, path: upd.checkpoint, ...(upd.keptVersions ? { keptVersions: upd.keptVersions } : {}) },
@@ -155,6 +171,39 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
     phase = 'running';
   };
   const valFreq = cfg.training.val_freq;
+  const staleness = cfg.rollout.max_staleness;
+
+  /**
+   * What ends iteration `it` once its episodes are done: its updates, its record, and (val_freq)
+   * the evaluation after it. `durationMs`: the iteration's time, read when its updates are done.
+   */
+  const finishIteration = async (it: number, summaries: EpisodeSummary[], durationMs: () => number) => {
+    if (staleness === 0) phase = 'updating';
+    const { updates, events } = await applyUpdates(it, summaries);
+    const summary: IterationSummary = { iteration: it, episodes: summaries.length, ...episodeStats(summaries), updates, durationMs: durationMs() };
+    await emit(...events, {
+      type: 'IterationFinished',
+      runId,
+      iteration: it,
+      episodes: summary.episodes,
+      successRate: summary.successRate,
+      rewardByAgent: summary.rewardByAgent,
+    });
+    state.recent = [...state.recent, summary].slice(-RECENT_ITERATIONS);
+    state.iteration = it + 1;
+    if (staleness === 0) {
+      phase = 'running';
+      episodes.episodesDone = 0;
+    }
+    if (valFreq > 0 && (state.iteration % valFreq === 0 || state.iteration === total)) await evaluateNow(state.iteration);
+  };
+  // Asynchronous training: the iterations being finished, in order, and the first failure among them.
+  let finishing: Promise<void> = Promise.resolve();
+  const failures: unknown[] = [];
+  const drain = async () => {
+    await finishing.catch(() => undefined);
+    if (failures.length > 0) throw failures[0];
+  };
 
   // The run's update groups in Kafka (activities/updateGroups.ts). patched: runs recorded before
   // them replay without (their first update reads the topics from the start, as it did then).
@@ -168,36 +217,37 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
     if (valFreq > 0) await evaluateNow(0);
   }
 
-  while (state.iteration < total) {
+  // The next iteration whose episodes start (ahead of state.iteration, the finished ones, while updates are in flight).
+  let next = state.iteration;
+  while (next < total) {
+    // Asynchronous training: this iteration's episodes wait for the iterations before it - N.
+    if (staleness > 0) {
+      await condition(() => failures.length > 0 || state.iteration >= next - staleness);
+      if (failures.length > 0) throw failures[0];
+    }
     await life.untilResumed();
     // A stop between iterations ends the run before the next one starts.
     if (life.stopRequested) break;
-    const it = state.iteration;
+    const it = next++;
     life.startIteration();
+    const startedAt = Date.now();
+    playing = it;
     const summaries = await runEpisodes(it);
-
-    phase = 'updating';
-    const { updates, events } = await applyUpdates(it, summaries);
-    const summary: IterationSummary = { iteration: it, episodes: summaries.length, ...episodeStats(summaries), updates, durationMs: life.activeMs() };
-    await emit(...events, {
-      type: 'IterationFinished',
-      runId,
-      iteration: it,
-      episodes: summary.episodes,
-      successRate: summary.successRate,
-      rewardByAgent: summary.rewardByAgent,
-    });
-    state.recent = [...state.recent, summary].slice(-RECENT_ITERATIONS);
-    state.iteration = it + 1;
-    phase = 'running';
-    episodes.episodesDone = 0;
-    if (valFreq > 0 && (state.iteration % valFreq === 0 || state.iteration === total)) await evaluateNow(state.iteration);
+    playing = null;
+    if (staleness === 0) {
+      await finishIteration(it, summaries, () => life.activeMs());
+    } else {
+      finishing = finishing.then(() => finishIteration(it, summaries, () => Date.now() - startedAt));
+      finishing.catch((error) => failures.push(error));
+    }
 
     if (life.stopRequested) break;
-    if (state.iteration < total && workflowInfo().continueAsNewSuggested) {
+    if (next < total && workflowInfo().continueAsNewSuggested) {
+      await drain();
       await continueAsNew<typeof trainingRun>(input, { ...state, lifecycle: life.carry() });
     }
   }
+  await drain();
 
   // A stop that came during the last iteration changes nothing: the run did all it was asked.
   const reason = state.iteration < total ? 'stopped' : 'completed';

@@ -11,7 +11,7 @@ import { planIteration } from '../../domain/atgrpo.js';
 import { playEpisode } from '../../domain/episodeLoop.js';
 import { episodeIdOf, samplingSeed } from '../../domain/ids.js';
 import { envOf } from '../../envs/index.js';
-import { EngineClient, type EngineStats, type GenerateResult } from '../../infra/engine/client.js';
+import { EngineClient, type EngineStats, type GenerateRequest, type GenerateResult } from '../../infra/engine/client.js';
 import { ensurePolicy, loadSpec } from '../../activities/policy.js';
 import { engineKey, policyRef } from '../../policy/ref.js';
 import { agentByName } from '../../configs/schema.js';
@@ -64,7 +64,19 @@ export async function rolloutDirect(cfg: RunConfig, runId: string, dataDir: stri
   for (const spec of policies.filter((p) => p.kind !== 'scripted')) {
     const policy = policyRef(runId, spec, cfg);
     await ensurePolicy(deps, policy);
-    const warmUp = { policy: engineKey(policy), version: 0, messages: [{ role: 'user', content: 'warm-up' }], n: 1, ...warmSampling, max_new_tokens: 4, stop: [], seed: 0 };
+    const warmUp: GenerateRequest = {
+      policy: engineKey(policy),
+      version: 0,
+      newer_within: 0,
+      messages: [{ role: 'user', content: 'warm-up' }],
+      n: 1,
+      ...warmSampling,
+      max_new_tokens: 4,
+      max_prompt_tokens: cfg.training.max_prompt_length,
+      truncation: cfg.training.truncation,
+      stop: [],
+      seed: 0,
+    };
     await engine.request('generate', { requests: [warmUp] });
   }
   await runSandboxed('pass', { timeoutMs: 60_000 });
@@ -93,9 +105,11 @@ export async function rolloutDirect(cfg: RunConfig, runId: string, dataDir: stri
         const spec = policyOfAgent(policies, agent);
         const sampling = agentByName(cfg, agent).train_llm_config;
         const policy = policyRef(runId, spec, cfg);
-        const request = {
+        // Complete, as agentTurn's (typed: the compiler checks that every field is sent).
+        const request: GenerateRequest = {
           policy: engineKey(policy),
           version: 0,
+          newer_within: cfg.rollout.max_staleness, // a training turn's, as workflows/episode.ts
           messages: prompt,
           n: planned[j].candidates,
           ...sampling,

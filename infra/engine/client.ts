@@ -136,10 +136,15 @@ export class EngineClient {
 }
 
 // ---- the shapes of the ops the activities use (services/engine/PROTOCOL.md)
+// Every field is required: the engine keeps no defaults of its own for what a run configures, so
+// the values here are the ones the run config resolved (configs/schema.ts); a field left out is
+// the engine's BadRequest "<op>: missing field '<field>'". Nullable fields take null for "none".
 
 export interface GenerateRequest {
   policy: string;
+  /** The version to generate with, or (newer_within N > 0) one of the N after it; never an older one. */
   version: number;
+  newer_within: number;
   messages: { role: string; content: string }[];
   n: number;
   temperature: number;
@@ -155,8 +160,9 @@ export interface GenerateRequest {
   /** The most tokens the rendered prompt may have (null: no limit), and what happens above it. */
   max_prompt_tokens: number | null;
   truncation: 'error' | 'left';
-  enable_thinking: boolean;
-  /** How to load the policy if the engine does not hold it yet (the `load` op's fields). */
+  /** Passed to a chat template that reads it (Qwen3's); null: the template's own default. */
+  enable_thinking: boolean | null;
+  /** How to load the policy if the engine does not hold it yet (the `load` op's fields); absent: it must be loaded. */
   load?: LoadSpec;
 }
 
@@ -164,10 +170,72 @@ export interface GenerateRequest {
 export interface LoadSpec {
   kind: 'full' | 'lora';
   model_path: string;
+  /** The shared base's key (read for lora policies only). */
   base: string;
-  lora?: unknown;
-  optim: Record<string, unknown>;
+  /** Required for a lora policy. */
+  lora?: EngineLora;
+  optim: EngineOptim;
+  /** Where its checkpoints are; "": none to start from. */
   checkpoint_root: string;
+}
+
+/** A policy's AdamW and LR schedule (the `load` op's `optim`). */
+export interface EngineOptim {
+  lr: number;
+  weight_decay: number;
+  betas: [number, number];
+  warmup_steps: number;
+  total_steps: number;
+  min_lr_ratio: number;
+  warmup_start: 'fraction' | 'min_lr';
+}
+
+/** A LoRA adapter's shape (the `load` op's `lora`). */
+export interface EngineLora {
+  rank: number;
+  alpha: number;
+  dropout: number;
+  target_modules: 'all-linear' | string[];
+}
+
+/** The `update` op's fields (the samples as a file: infra/engine/samplesFile.ts). */
+export type UpdateRequest = {
+  policy: string;
+  from_version: number;
+  samples_file: string;
+  checkpoint_root: string;
+  clip_low: number;
+  clip_high: number;
+  /** null: no dual clip. */
+  dual_clip_c: number | null;
+  loss_agg: 'token-mean' | 'seq-mean-token-mean';
+  kl_coef: number;
+  max_grad_norm: number;
+  micro_batch_tokens: number;
+  /** null: the whole batch in one mini-batch. */
+  ppo_mini_batch_size: number | null;
+  ppo_epochs: number;
+  gradient_checkpointing: boolean;
+  /** Decoupled PPO's cap on the behaviour weights; null: the on-policy loss. */
+  behaviour_weight_cap: number | null;
+  /** Checkpoint retention; null: keep all (keep_last), none extra (keep_every). */
+  keep_last: number | null;
+  keep_every: number | null;
+  /** One replica's part of a step over replicas; absent: this engine alone. */
+  distributed?: DistributedSpec;
+};
+
+/** How the replicas of a policy meet for one update step (tandem_engine/replicas.py). */
+export interface DistributedSpec {
+  rank: number;
+  world_size: number;
+  /** host:port of rank 0's rendezvous store. */
+  store: string;
+  /** New for every attempt of the step. */
+  group: string;
+  join_timeout_s: number;
+  timeout_s: number;
+  shard_optimizer: boolean;
 }
 
 export interface Candidate {
@@ -213,6 +281,10 @@ export interface UpdateResult {
   optimizer_steps?: number;
   /** MiB of AdamW state this engine holds (with shard_optimizer, its part); absent from older engines. */
   optimizer_state_mb?: number;
+  /** With behaviour_weight_cap: the mean weight after truncation, the largest before it, the share of tokens truncated. */
+  is_weight_mean?: number;
+  is_weight_max?: number;
+  is_truncated_fraction?: number;
 }
 
 /** The `stats` op: counters since the engine started, and its rows now. */

@@ -8,13 +8,23 @@ import { MAX_RECORD_BYTES } from '../settings.js';
 /** A read that has not reached its end by then fails (e.g. the broker died mid-read), so the caller can retry. */
 const READ_TIMEOUT_MS = 120_000;
 
+/** One record read: where it is (offset as Kafka gives it, a decimal string) and its value. */
+export interface KafkaRecord {
+  topic: string;
+  partition: number;
+  offset: string;
+  value: string;
+}
+
 export interface BatchRead {
-  records: { topic: string; value: string }[];
+  records: KafkaRecord[];
   /**
    * Sets a group's offsets to the end of what was read: by default the group read from; another
-   * group, to leave this one where it was so that the same range can be read again.
+   * group, to leave this one where it was so that the same range can be read again. With `cut`
+   * (`topic:partition` -> offset), a partition's offset goes no further than its cut (records from
+   * there on are left to the group's next read).
    */
-  commit(toGroup?: string): Promise<void>;
+  commit(toGroup?: string, cut?: Map<string, bigint>): Promise<void>;
 }
 
 export interface ReadOptions {
@@ -71,7 +81,7 @@ export async function readBatch(kafka: Kafka, groupId: string, topics: string[],
                 const end = ends.get(id)!;
                 for (const m of batch.messages) {
                   if (BigInt(m.offset) >= end) break;
-                  if (m.value && (!key || m.key?.equals(key))) records.push({ topic: batch.topic, value: m.value.toString('utf8') });
+                  if (m.value && (!key || m.key?.equals(key))) records.push({ topic: batch.topic, partition: batch.partition, offset: m.offset, value: m.value.toString('utf8') });
                   if (BigInt(m.offset) + 1n >= end) remaining.delete(id);
                 }
                 if (remaining.size === 0) resolve();
@@ -86,7 +96,7 @@ export async function readBatch(kafka: Kafka, groupId: string, topics: string[],
     }
     return {
       records,
-      commit: (toGroup = groupId) => setOffsets(kafka, toGroup, topics, ends),
+      commit: (toGroup = groupId, cut) => setOffsets(kafka, toGroup, topics, cut ? new Map([...ends].map(([id, end]) => [id, cut.has(id) && cut.get(id)! < end ? cut.get(id)! : end])) : ends),
     };
   } finally {
     await admin.disconnect();

@@ -15,16 +15,17 @@ export const likePrefix = (prefix: string) => `${prefix.replace(/[\\%_]/g, (c) =
 /**
  * What the update of `policy` for `iteration` should have computed: the iteration's recorded
  * groups of that policy, each sample's group member and score by the episode's own rule
- * (advantageInputs).
+ * (advantageInputs), without the samples the update set apart as stale.
  */
-export async function expectedAdvantages(db: NodePgDatabase, cfg: RunConfig, runId: string, iteration: number, policy: string): Promise<Map<string, number>> {
+export async function expectedAdvantages(db: NodePgDatabase, cfg: RunConfig, runId: string, iteration: number, policy: string, stale: readonly string[] = []): Promise<Map<string, number>> {
   const rows = await db
     .select({ data: events.data })
     .from(events)
     .where(and(eq(events.type, 'TurnGroupScored'), like(events.stream, likePrefix(episodeStream(iterationEpisodesPrefix(runId, iteration))))))
     .orderBy(asc(events.stream), asc(events.position));
   const groups = rows.map((r) => readEvent(r.data) as TurnGroupScoredEvent).filter((g) => g.policy === policy);
-  const inputs = advantageInputs(cfg.algorithm, groups);
+  const setApart = new Set(stale);
+  const inputs = advantageInputs(cfg.algorithm, groups).filter((s) => !setApart.has(s.sampleId));
   return groupAdvantages(inputs, advantageOptions(cfg.update));
 }
 

@@ -62,16 +62,25 @@ export class VerifyCache {
 /** The first sample of the episode whose recorded advantage differs from the recomputed one. */
 async function checkAdvantages(db: NodePgDatabase, cfg: RunConfig, record: EpisodeRecord, cache: VerifyCache): Promise<string | null> {
   const runId = record.started.runId;
+  const run = await cache.stream(db, runStream(runId));
   for (const [step, g] of record.groups.entries()) {
-    const stream = updateStream(runId, g.policy, g.policyVersion);
+    const stream = consumingUpdate(run.events, runId, g);
     const consumed = (await cache.stream(db, stream)).events.find((e) => e.type === 'SamplesConsumed');
     if (!consumed || consumed.iteration !== g.iteration) continue; // not (yet) consumed, or an evaluation's samples
     let expected = cache.advantages.get(stream);
-    if (!expected) cache.advantages.set(stream, (expected = expectedAdvantages(db, cfg, runId, consumed.iteration, g.policy)));
+    if (!expected) cache.advantages.set(stream, (expected = expectedAdvantages(db, cfg, runId, consumed.iteration, g.policy, Object.keys(consumed.stale ?? {}))));
     const want = await expected;
     const update = `update ${g.policy} v${consumed.fromVersion}->v${consumed.toVersion}`;
     for (const s of g.samples) {
       const at = `step ${step} (turn ${g.turn}, ${g.agent}): candidate ${s.candidate}`;
+      const staleFrom = consumed.stale?.[s.sampleId];
+      if (staleFrom !== undefined) {
+        // Set apart as stale: right only if it is older than the run's bound allows, and from the version the group records.
+        const bound = cfg.rollout.max_staleness;
+        if (staleFrom !== g.policyVersion || consumed.fromVersion - staleFrom <= bound)
+          return `${at} was set apart as stale from v${staleFrom} by ${update}, but it came from v${g.policyVersion} and rollout.max_staleness is ${bound}`;
+        continue;
+      }
       if (!(s.sampleId in consumed.advantages)) return `${at} is not among the samples of ${update}`;
       // null: the update left the sample's group out (the group filter, or zero variance with 'drop'), as groupAdvantages does.
       const recorded = consumed.advantages[s.sampleId];
@@ -81,6 +90,16 @@ async function checkAdvantages(db: NodePgDatabase, cfg: RunConfig, record: Episo
     }
   }
   return null;
+}
+
+/**
+ * The stream of the update that consumed a group's iteration: the run records it (UpdateApplied,
+ * by iteration and policy); before that update is recorded, the one from the group's own version
+ * (which it is when rollout.max_staleness is 0).
+ */
+function consumingUpdate(runEvents: readonly TandemEvent[], runId: string, g: { iteration: number; policy: string; policyVersion: number }): string {
+  const applied = runEvents.find((e) => e.type === 'UpdateApplied' && e.iteration === g.iteration && e.policy === g.policy);
+  return updateStream(runId, g.policy, applied?.type === 'UpdateApplied' ? applied.fromVersion : g.policyVersion);
 }
 
 /** The env activities exactly as the CPU worker registers them. */
@@ -97,7 +116,7 @@ export async function verifyEpisode(db: NodePgDatabase, episodeId: string, fns: 
   const runId = record.started.runId;
   const run = await cache.stream(db, runStream(runId));
   if (run.chainBreak) problems.push(`hash chain: ${run.chainBreak}`);
-  for (const stream of new Set(record.groups.map((g) => updateStream(runId, g.policy, g.policyVersion)))) {
+  for (const stream of new Set(record.groups.map((g) => consumingUpdate(run.events, runId, g)))) {
     // Scripted players' samples, and an iteration not yet updated, have no update stream: nothing to check.
     const u = await cache.stream(db, stream);
     if (u.chainBreak) problems.push(`hash chain: ${u.chainBreak}`);

@@ -78,11 +78,14 @@ export function progressLines(p: RunProgress, now: number): string[] {
     `  status           ${p.status}`,
     `  iteration        ${iterationText(p, true)}`,
     ...(betweenIterations(p) ? [] : [`  episodes done    ${p.episodesDone}/${p.episodesPerIteration} this iteration, ${p.episodesInFlight} in flight`]),
-    `  policy versions  ${Object.entries(p.versions).map(([k, v]) => `${k}=v${v}`).join(' ') || '-'}`,
+    `  policy versions  ${Object.entries(p.versions).map(([k, v]) => `${k}=v${v}${p.training?.[k] === undefined ? '' : ` (training v${p.training[k]}->v${p.training[k] + 1})`}`).join(' ') || '-'}`,
+    ...(p.playingIteration === undefined ? [] : [`  playing          iteration ${p.playingIteration + 1} (asynchronous: its episodes generate while earlier iterations' updates run)`]),
     `  updates applied  ${p.updatesApplied}`,
     `  last checkpoint  ${p.lastCheckpoint ?? '-'}`,
   ];
   if (last) {
+    const stale = Object.entries(last.updates).filter(([, u]) => u.staleness);
+    if (stale.length > 0) lines.push(`  sample staleness ${stale.map(([k, u]) => `${k} mean ${fmt(u.staleness!.mean)} max ${u.staleness!.max}`).join(', ')} versions (iteration ${last.iteration + 1}'s update)`);
     lines.push(`  mean reward      ${formatRewards(last.rewardByAgent)} (iteration ${last.iteration + 1})`);
     lines.push(`  success rate     ${fmt(last.successRate)} (iteration ${last.iteration + 1}; shared by the agents of an episode)`);
   }

@@ -154,10 +154,14 @@ export async function project(tx: Tx, e: TandemEvent, stored: Stored): Promise<v
   }
 }
 
-/** Each consumed sample gets its advantage and the update (fromVersion -> toVersion) that consumed it. */
+/**
+ * Each consumed sample gets its advantage and the update (fromVersion -> toVersion) that consumed
+ * it; a sample set apart as stale (asynchronous training) is consumed with no advantage.
+ */
 async function markConsumed(tx: Tx, e: SamplesConsumed): Promise<void> {
+  const advantages = { ...e.advantages, ...Object.fromEntries(Object.keys(e.stale ?? {}).map((id) => [id, null])) };
   await tx.execute(sql`
     UPDATE samples SET advantage = a.value::double precision, consumed_from_version = ${e.fromVersion}, consumed_to_version = ${e.toVersion}
-    FROM jsonb_each_text(${JSON.stringify(e.advantages)}::jsonb) AS a(key, value)
+    FROM jsonb_each_text(${JSON.stringify(advantages)}::jsonb) AS a(key, value)
     WHERE samples.sample_id = a.key AND samples.run_id = ${e.runId} AND samples.policy = ${e.policy}`);
 }

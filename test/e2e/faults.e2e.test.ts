@@ -1,4 +1,5 @@
-// Fault tests on the real stack: one run, and while it runs every process is killed with -9 in
+// Fault tests on the real stack, strictly on-policy and asynchronous (rollout.max_staleness 0 and
+// 1): one run each, and while it runs every process is killed with -9 in
 // turn and restarted after a seeded random outage: the CPU worker, the policy worker, the
 // engine, the projector, the Kafka broker, the Temporal server and Postgres (the event store, and
 // the payload store the workers read large payloads from). Each dies at a seeded random
@@ -53,8 +54,10 @@ async function waitForPhase(handle: WorkflowHandle, phase: 'sampling' | 'updatin
       const status = (await handle.describe().catch(() => undefined))?.status.name;
       if (status === 'FAILED' || status === 'TERMINATED') throw new Error(`the run is ${status} before ${target} could be killed (seed ${seed})`);
     }
-    // Sampling: some episode of the iteration has finished, so others are mid-turn.
-    if (p && (phase === 'updating' ? p.status === 'updating' : p.status === 'running' && p.episodesDone >= 1)) return p;
+    // Sampling: some episode of the iteration has finished, so others are mid-turn. Updating: an
+    // update is in flight (under asynchronous training while the next iteration's episodes play).
+    const updating = p !== undefined && (p.status === 'updating' || Object.keys(p.training ?? {}).length > 0);
+    if (p && (phase === 'updating' ? updating : p.status === 'running' && p.episodesDone >= 1)) return p;
     if (Date.now() > deadline) throw new Error(`the run never reached ${phase} for ${target} (seed ${seed})`);
     await sleep(phase === 'updating' ? 250 : 500);
   }
@@ -73,8 +76,9 @@ async function waitForProgress(handle: WorkflowHandle, done: (p: RunProgress) =>
 
 const seed = faultSeed();
 
-test(`kill -9 of every process mid-run, each restarted: the run goes on and ends cleanly, every sample in exactly one update (seed ${seed})`, { timeout: 40 * 60_000 }, async () => {
-  log(`seed ${seed}; replay with TANDEM_FAULT_SEED=${seed}`);
+// Strictly on-policy, and asynchronous (an iteration's update runs while the next one's episodes play).
+for (const staleness of [0, 1]) test(`kill -9 of every process mid-run, each restarted, rollout.max_staleness ${staleness}: the run goes on and ends cleanly, every sample in exactly one update (seed ${seed})`, { timeout: 40 * 60_000 }, async () => {
+  log(`seed ${seed}; replay with TANDEM_FAULT_SEED=${seed}; rollout.max_staleness ${staleness}`);
   const random = seededRandom(seed);
   const cfg = loadRunConfig('configs/planpath/planpath_L1_prompt.yaml', [
     `training.total_training_steps=${MAX_ITERATIONS}`,
@@ -82,9 +86,10 @@ test(`kill -9 of every process mid-run, each restarted: the run goes on and ends
     'training.train_sample_num=2',
     'training.max_response_length=24',
     'env.max_turns=2',
+    ...(staleness > 0 ? [`rollout.max_staleness=${staleness}`, 'update.behaviour_weight_cap=2'] : []),
   ]);
   assert.ok(cfg.ok);
-  const runId = `faults-${seed}-${Date.now()}`;
+  const runId = `faults-${seed}-s${staleness}-${Date.now()}`;
   const handle = await t.client.workflow.start(trainingRun, { taskQueue: CPU_QUEUE, workflowId: runId, args: [{ config: cfg.config }] });
   log(`run ${runId} started`);
 

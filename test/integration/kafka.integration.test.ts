@@ -56,6 +56,28 @@ test('readBatch reads everything since the committed offsets, and only that afte
   assert.equal(read3.records.filter((r) => JSON.parse(r.value).tag === tag).length, 0);
 });
 
+test("readBatch's commit with a cut leaves each partition's records from its cut to the group's next read (the next iteration's, under asynchronous training)", async () => {
+  const topic = TOPICS.rollouts;
+  const group = `test-readbatch-cut-${Date.now()}`;
+  const tag = `c${Date.now()}`;
+  await startAtEnd(k, group, [topic]);
+  after(() => deleteGroups(k, [group]));
+  // One key: one partition, in order; records 0-3 are "this iteration", 4-5 "the next".
+  await producer.send(topic, Array.from({ length: 6 }, (_, i) => ({ key: 'cut-key', value: JSON.stringify({ tag, i }) })));
+  const read = await readBatch(k, group, [topic]);
+  const mine = read.records.filter((r) => JSON.parse(r.value).tag === tag);
+  assert.deepEqual(mine.map((r) => JSON.parse(r.value).i), [0, 1, 2, 3, 4, 5]);
+  assert.ok(mine.every((r) => r.topic === topic && r.partition === mine[0].partition), 'one partition');
+  assert.deepEqual(mine.map((r) => BigInt(r.offset) - BigInt(mine[0].offset)), [0n, 1n, 2n, 3n, 4n, 5n], 'offsets in publish order');
+  const fifth = mine[4];
+  await read.commit(undefined, new Map([[`${topic}:${fifth.partition}`, BigInt(fifth.offset)]]));
+  const next = await readBatch(k, group, [topic]);
+  assert.deepEqual(next.records.filter((r) => JSON.parse(r.value).tag === tag).map((r) => JSON.parse(r.value).i), [4, 5]);
+  // A cut past the end changes nothing: the group goes to the end of what was read.
+  await next.commit(undefined, new Map([[`${topic}:${fifth.partition}`, BigInt(fifth.offset) + 100n]]));
+  assert.equal((await readBatch(k, group, [topic])).records.filter((r) => JSON.parse(r.value).tag === tag).length, 0);
+});
+
 test('record size limits are set explicitly: every topic takes MAX_RECORD_BYTES and deletes nothing by age or size, and a 3 MB record (over Kafka’s 1 MB default) goes through and back', async () => {
   const admin = k.admin();
   await admin.connect();

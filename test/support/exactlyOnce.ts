@@ -2,8 +2,9 @@
 // (once the projector has stored every event on the topic: the run's streams sit on different
 // partitions, so its RunFinished can reach Postgres before another stream's earlier events):
 //   - for every (iteration, policy) there is exactly one SamplesConsumed and one UpdateApplied;
-//   - the sample ids a SamplesConsumed lists are exactly the sample ids of that iteration's
-//     TurnGroupScored events for that policy (training episodes; evaluations train nothing);
+//   - the sample ids a SamplesConsumed lists (trained on, or set apart as stale) are exactly the
+//     sample ids of that iteration's TurnGroupScored events for that policy (training episodes;
+//     evaluations train nothing);
 //   - no sample id is scored twice, and none is consumed by two updates;
 //   - each policy's versions go from..to as 0→1→…→N, one step per iteration.
 import assert from 'node:assert/strict';
@@ -55,7 +56,8 @@ export async function assertExactlyOnce(runId: string, opts: { iterations: numbe
         const [c] = consumed;
         assert.deepEqual([c.fromVersion, c.toVersion], [it, it + 1], `${where}: versions ${c.fromVersion}->${c.toVersion}`);
         assert.deepEqual([applied[0].fromVersion, applied[0].toVersion], [it, it + 1], `${where}: UpdateApplied versions`);
-        const ids = Object.keys(c.advantages);
+        // (stale: samples older than rollout.max_staleness allows, consumed without training)
+        const ids = [...Object.keys(c.advantages), ...Object.keys(c.stale ?? {})];
         const expected = scored.get(`${it}/${policy}`) ?? new Set<string>();
         assert.ok(expected.size > 0, `${where}: no TurnGroupScored samples`);
         assert.deepEqual(new Set(ids), expected, `${where}: consumed sample ids differ from the scored ones`);

@@ -267,6 +267,26 @@ test('checkpoints: all kept by default; keep_last and keep_every checked and nam
   }
 });
 
+test('rollout.max_staleness: 0 by default; N >= 1 needs update.behaviour_weight_cap (decoupled PPO), named by path; negative or fractional refused', () => {
+  const file = 'configs/planpath/planpath_L1_prompt.yaml';
+  const plain = loadRunConfig(file);
+  assert.ok(plain.ok);
+  assert.equal(plain.config.rollout.max_staleness, 0);
+  assert.equal(plain.config.update.behaviour_weight_cap, null);
+  const uncorrected = loadRunConfig(file, ['rollout.max_staleness=1']);
+  assert.ok(!uncorrected.ok);
+  assert.deepEqual(uncorrected.issues.map((i) => i.path), ['update.behaviour_weight_cap']);
+  assert.match(uncorrected.issues[0].message, /required with rollout\.max_staleness 1/);
+  const ok = loadRunConfig(file, ['rollout.max_staleness=2', 'update.behaviour_weight_cap=2']);
+  assert.ok(ok.ok);
+  assert.equal(ok.config.rollout.max_staleness, 2);
+  for (const bad of [['rollout.max_staleness=-1', 'rollout.max_staleness'], ['rollout.max_staleness=0.5', 'rollout.max_staleness'], ['update.behaviour_weight_cap=0.5', 'update.behaviour_weight_cap']]) {
+    const r = loadRunConfig(file, [bad[0]]);
+    assert.ok(!r.ok, bad[0]);
+    assert.deepEqual(r.issues.map((i) => i.path), [bad[1]]);
+  }
+});
+
 test('configs that cannot learn are refused, naming the key', () => {
   const file = 'configs/planpath/planpath_L1_prompt.yaml';
   for (const algorithm of ['at_grpo', 'grpo']) {

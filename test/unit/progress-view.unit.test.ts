@@ -91,6 +91,16 @@ test('the full view has every field', () => {
   ]) assert.match(text, field);
 });
 
+test('asynchronous training: the update in flight beside each version, the iteration in play, the staleness of the last update', () => {
+  const last = { ...iteration(1, 40_000), updates: { shared_model: { toVersion: 2, loss: 0.1, samples: 12, groups: 4, staleness: { mean: 0.5, max: 1 } } } };
+  const text = progressLines(progress({ training: { shared_model: 2 }, playingIteration: 3, recent: [iteration(0, 60_000), last] }), 1_020_000).join('\n');
+  assert.match(text, /policy versions {2}shared_model=v2 \(training v2->v3\)/);
+  assert.match(text, /playing {10}iteration 4 \(asynchronous/);
+  assert.match(text, /sample staleness shared_model mean 0\.500 max 1 versions \(iteration 2's update\)/);
+  const sync = progressLines(progress({ training: {} }), 1_020_000).join('\n');
+  assert.doesNotMatch(sync, /training v|playing|staleness/);
+});
+
 test('--watch on a terminal redraws the view in place', () => {
   const render = watchRenderer(true);
   const first = render(progress(), 1_020_000);

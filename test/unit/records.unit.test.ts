@@ -34,7 +34,7 @@ test('a rollout written before packing (plain arrays) reads as it was', () => {
   assert.deepEqual(rolloutOf(JSON.parse(JSON.stringify(r))), r);
   const trajectory = { sampleId: r.sampleId, runId: 'r', iteration: 0, episodeId: 'r/it0/ep0', problemSeed: 0, turn: 0, agent: 'a', policy: 'p', policyVersion: 0, groupKey: 'g', member: r.sampleId, score: 1, candidate: 0, local: 1, global: 0, reward: 1, chosen: true };
   for (const value of [JSON.stringify(r), encodeRollout(r)]) {
-    const got = selectIterationSamples([{ topic: TOPICS.trajectories, value: JSON.stringify(trajectory) }, { topic: TOPICS.rollouts, value }], { runId: 'r', policy: 'p', iteration: 0, fromVersion: 0, expected: 1 });
+    const got = selectIterationSamples([{ topic: TOPICS.trajectories, partition: 0, offset: '0', value: JSON.stringify(trajectory) }, { topic: TOPICS.rollouts, partition: 0, offset: '0', value }], { runId: 'r', policy: 'p', iteration: 0, fromVersion: 0, expected: 1 });
     assert.ok(got.ok);
     assert.deepEqual(got.tokens.get(r.sampleId), r);
   }

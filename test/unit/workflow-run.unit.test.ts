@@ -276,6 +276,7 @@ test('pause: in-flight episodes finish, no new episode starts, nothing happens; 
       episodesInFlight: 1,
       episodesPerIteration: 3,
       versions: { shared_model: 0 },
+      training: {},
       updatesApplied: 0,
       lastCheckpoint: null,
       recent: [],
@@ -375,6 +376,63 @@ test('stop during the last iteration: the run did all it was asked, reason compl
   assert.equal(result.iteration, 2);
   assert.equal(result.updatesApplied, 2);
   assert.deepEqual(runEvents(h.calls, runId).at(-1)!.event, { type: 'RunFinished', runId, iterations: 2, reason: 'completed' });
+});
+
+test('rollout.max_staleness 1: the next iteration plays while an update runs, with the version it opened at or a newer one; the one after waits; updates stay in order, each from the version before', async () => {
+  const runId = 'run-async';
+  const g = holdUpdate(h, 0);
+  const handle = await startRun(runId, ['training.total_training_steps=3', 'rollout.max_staleness=1', 'update.behaviour_weight_cap=2']);
+  await g.reached;
+  // Iteration 1's episodes play to their end while iteration 0's update is held, opened at version 0...
+  await until("iteration 1's episodes played to their end", async () => (published(h.calls).filter((e) => e.event.type === 'EpisodeFinished').length >= 2 * EPISODES ? true : undefined));
+  const turns1 = inputsOf(h.calls, 'agentTurn').filter((t) => t.iteration === 1);
+  assert.ok(turns1.every((t) => t.policyVersion === 0 && t.newerWithin === 1), 'iteration 1 samples from version 0 (or, in the engine, version 1)');
+  // ...but iteration 2's wait: its samples would be 2 versions older than their update.
+  await new Promise((r) => setTimeout(r, QUIET_MS));
+  assert.equal(episodeStarts(h.calls, `${runId}/it2/`).length, 0, 'iteration 2 waits for iteration 0 to finish');
+  assert.deepEqual(inputsOf(h.calls, 'updatePolicy').map((u) => u.iteration), [0], 'the update of iteration 1 waits for the one of iteration 0');
+  const during = await handle.query(progressQuery);
+  assert.equal(during.iteration, 0, 'no iteration finished yet');
+  assert.deepEqual([during.versions, during.training], [{ shared_model: 0 }, { shared_model: 0 }], "version 0 generates, and trains into version 1");
+  g.open();
+  const result = await handle.result();
+  assert.equal(result.status, 'completed');
+  assert.equal(result.iteration, 3);
+  const updates = inputsOf(h.calls, 'updatePolicy');
+  assert.deepEqual(updates.map((u) => [u.iteration, u.fromVersion, u.maxStaleness]), [[0, 0, 1], [1, 1, 1], [2, 2, 1]]);
+  assert.ok(updates.every((u) => u.update.behaviour_weight_cap === 2));
+  const events = runEvents(h.calls, runId).map((e) => e.event);
+  assert.deepEqual(events.flatMap((e) => (e.type === 'IterationFinished' ? [e.iteration] : [])), [0, 1, 2]);
+  assert.deepEqual(events.at(-1), { type: 'RunFinished', runId, iterations: 3, reason: 'completed' });
+  // Iteration 2 opened after iteration 0's update: at version 1, while iteration 1's may still run.
+  assert.ok(inputsOf(h.calls, 'agentTurn').filter((t) => t.iteration === 2).every((t) => t.policyVersion >= 1));
+});
+
+test('rollout.max_staleness 0 (the default): no episode of the next iteration starts while an update runs', async () => {
+  const runId = 'run-sync';
+  const g = holdUpdate(h, 0);
+  const handle = await startRun(runId, ['training.total_training_steps=2']);
+  await g.reached;
+  await new Promise((r) => setTimeout(r, QUIET_MS));
+  assert.equal(episodeStarts(h.calls, `${runId}/it1/`).length, 0);
+  assert.ok(inputsOf(h.calls, 'agentTurn').every((t) => t.newerWithin === 0));
+  assert.ok(inputsOf(h.calls, 'updatePolicy').every((u) => u.maxStaleness === undefined));
+  g.open();
+  assert.equal((await handle.result()).status, 'completed');
+});
+
+test('rollout.max_staleness 1: an update that fails for good fails the run, with no later update and no hang', async () => {
+  const runId = 'run-async-fail';
+  h.mocks.updatePolicy = async (input) => {
+    if (input.iteration === 1) throw ApplicationFailure.nonRetryable('the engine refused', 'BadRequest');
+    return defaultMocks().updatePolicy(input);
+  };
+  const handle = await startRun(runId, ['training.total_training_steps=4', 'rollout.max_staleness=1', 'update.behaviour_weight_cap=2']);
+  const err = await handle.result().then(() => assert.fail('the run should have failed'), (e: unknown) => e);
+  assert.ok(err instanceof WorkflowFailedError);
+  assert.match(`${err.cause?.message} ${(err.cause?.cause as Error | undefined)?.message}`, /the engine refused/);
+  assert.deepEqual(inputsOf(h.calls, 'updatePolicy').map((u) => u.iteration), [0, 1]);
+  assert.equal(episodeStarts(h.calls, `${runId}/it3/`).length, 0, 'iteration 3 never started: it waited on iteration 1');
 });
 
 test('stop while paused between iterations: the run ends at once, before the next iteration starts', async () => {

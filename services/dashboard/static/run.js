@@ -21,10 +21,26 @@ function showState(s) {
   $('episodes').textContent = p && ACTIVE.includes(s.status) ? `episodes ${p.episodesDone}/${p.episodesPerIteration} (${p.episodesInFlight} in flight) ·` : '';
   $('eta').textContent = s.eta ?? '–';
   $('engine-busy').textContent = s.engineBusy === null ? '' : ` · engine busy ${Math.round(s.engineBusy * 100)}%`;
+  $('versions').textContent = p ? ` · ${versionsText(p)}` : '';
   $('fraction').value = s.fraction;
   $('pause').disabled = !ACTIVE.includes(s.status);
   $('resume').disabled = s.status !== 'paused';
   $('stop').disabled = !(ACTIVE.includes(s.status) || s.status === 'paused');
+}
+
+/**
+ * Each policy's version (new episodes generate with it), the update in flight from it, and under
+ * asynchronous training the staleness of the samples of its last update.
+ */
+function versionsText(p) {
+  const last = p.recent.at(-1);
+  return Object.entries(p.versions)
+    .map(([name, v]) => {
+      const training = p.training?.[name] === undefined ? '' : ` (training v${p.training[name]}→v${p.training[name] + 1})`;
+      const stale = last?.updates[name]?.staleness;
+      return `${name} v${v}${training}${stale ? `, samples ${stale.mean.toFixed(2)} versions old (max ${stale.max})` : ''}`;
+    })
+    .join(' · ');
 }
 
 function showCharts(list) {

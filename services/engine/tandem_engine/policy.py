@@ -28,7 +28,7 @@ import torch
 from . import checkpoint
 from .errors import EngineError
 from .models import Backbone, load_pretrained
-from .ppo import policy_loss
+from .ppo import behaviour_weights, policy_loss
 
 
 def lr_factor(step: int, warmup: int, total: int, min_ratio: float, warmup_start: str = "fraction") -> float:
@@ -221,15 +221,18 @@ class Policy:
 
     # ------------------------------------------------------------------ update
 
-    def update(self, samples, clip_low, clip_high, dual_clip_c, loss_agg, kl_coef, max_grad_norm,
-               micro_batch_tokens, old_logprobs, checkpoint_root, group=None, mini_batch_size=None,
-               epochs=1, gradient_checkpointing=False) -> dict:
+    def update(self, samples, *, clip_low, clip_high, dual_clip_c, loss_agg, kl_coef, max_grad_norm,
+               micro_batch_tokens, checkpoint_root, mini_batch_size, epochs, gradient_checkpointing,
+               behaviour_weight_cap, group=None) -> dict:
         """PPO on `samples`: `epochs` passes over them, in mini-batches of about `mini_batch_size`
         samples (None: all of them), one optimizer step per mini-batch (the reference's
         ppo_mini_batch_size and ppo_epochs), then one checkpoint: a version counts updates, not
         optimizer steps, and so does the LR schedule. With `group` (replicas.StepGroup), `samples`
         are this replica's share: every replica cuts its share into the same number of mini-batches
-        (from the whole batch's count), and each step is the whole mini-batch's (see replicas.py)."""
+        (from the whole batch's count), and each step is the whole mini-batch's (see replicas.py).
+        With `behaviour_weight_cap` (asynchronous training: samples from older versions), the loss is
+        decoupled PPO's (ppo.py): the ratio against the weights at the update's start, each token
+        weighted by min(pi_start / pi_rollout, cap); None: the on-policy loss, as before it existed."""
         started = time.perf_counter()
         samples = [s for s in samples if len(s["response_ids"]) > 0]
         n_tokens, n_seqs = self._batch_counts(samples, group)
@@ -240,29 +243,28 @@ class Policy:
         if self.kind == "lora":
             model.set_adapter(self.adapter)  # the forwards below run base + this adapter only
         lr = opt.param_groups[0]["lr"]
-        # The old policy's log-probs, fixed before the first step. "recompute": the trainer's own
-        # (teacher-forced, no dropout) under the weights before the update, by one pass before
-        # stepping; with a single step, that step's own forward gives the same values (ratio = 1 in
-        # value: the plain policy gradient), and the pass is skipped. "rollout": those the engine
-        # sampled with. The pass also gives the gap between trainer and rollout log-probs.
+        # The old policy's log-probs, fixed before the first step: the trainer's own (teacher-forced,
+        # no dropout) under the weights before the update, by one pass before stepping; with a single
+        # step, that step's own forward gives the same values (ratio = 1 in value: the plain policy
+        # gradient), and the pass is skipped. The samples' own log-probs (the rollout's) only
+        # measure the gap between trainer and rollout log-probs.
         steps = per_epoch * epochs
         trainer = self._logprobs_of(samples, micro_batch_tokens) if steps > 1 else None
-        if old_logprobs == "rollout":
-            old = {id(x): torch.tensor(x["logprobs"], dtype=torch.float32) for x in samples}
-        else:
-            old = trainer  # None with one step: the step's own forward, detached
+        old = trainer  # None with one step: the step's own forward, detached
 
-        sums = dict.fromkeys(("loss", "pg_loss", "kl", "clipped", "approx_kl", "entropy", "gap", "tokens"), 0.0)
-        norms = []
+        sums = dict.fromkeys(STEP_SUMS, 0.0)
+        norms, is_max = [], 0.0
         for _ in range(epochs):
             for mb in mini_batches:
                 norm, st = self._step(mb, group, stepper, old, micro_batch_tokens, max_grad_norm,
                                       dict(clip_low=clip_low, clip_high=clip_high, dual_clip_c=dual_clip_c,
-                                           loss_agg=loss_agg, kl_coef=kl_coef), gradient_checkpointing)
+                                           loss_agg=loss_agg, kl_coef=kl_coef), gradient_checkpointing,
+                                      behaviour_weight_cap)
                 if norm is not None:
                     norms.append(norm)
                 for k in sums:
                     sums[k] += st[k]
+                is_max = max(is_max, st["is_max"])
         with warnings.catch_warnings():  # the schedule counts updates, also those whose step was skipped
             warnings.simplefilter("ignore")
             self.scheduler.step()
@@ -289,6 +291,11 @@ class Policy:
             "logprob_gap": gap / max(n_tokens, 1),
             "lr": lr,
         }
+        if behaviour_weight_cap is not None:
+            # Decoupled PPO's weights over every step's tokens: the mean after truncation, the largest
+            # before it, and the share of tokens truncated.
+            result.update(is_weight_mean=sums["is_weight"] / seen, is_weight_max=is_max,
+                          is_truncated_fraction=sums["is_truncated"] / seen)
         params = [p for g in opt.param_groups for p in g["params"]]
         if group:
             result["checksum"], result["replicas"] = group.check_identical(params), group.world
@@ -333,14 +340,18 @@ class Policy:
                     out[id(x)] = row[: len(x["response_ids"])]
         return out
 
-    def _step(self, samples, group, stepper, old, micro_batch_tokens, max_grad_norm, loss_args, checkpointing=False):
+    def _step(self, samples, group, stepper, old, micro_batch_tokens, max_grad_norm, loss_args, checkpointing,
+              behaviour_weight_cap):
         """One optimizer step on one mini-batch (this replica's part of it, with a group); with
-        `checkpointing`, the gradient pass bounds each sample's memory (Backbone.logprobs).
-        -> (the gradient norm, or None if no step was taken; the step's statistics, token sums)."""
+        `checkpointing`, the gradient pass bounds each sample's memory (Backbone.logprobs); with
+        `behaviour_weight_cap`, decoupled PPO's behaviour weights (ppo.behaviour_weights).
+        -> (the gradient norm, or None if no step was taken; the step's statistics: token sums, and
+        "is_max", the largest behaviour weight before truncation)."""
         model, opt = self.backbone.model, self.optimizer
         n_tokens, n_seqs = self._batch_counts(samples, group)
         opt.zero_grad(set_to_none=True)
-        sums = dict.fromkeys(("loss", "pg_loss", "kl", "clipped", "approx_kl", "entropy", "gap", "tokens"), 0.0)
+        sums = dict.fromkeys(STEP_SUMS, 0.0)
+        is_max = torch.zeros(1, dtype=torch.float64)
         model.train()  # dropout (e.g. lora_dropout) is on while computing the gradient
         try:
             with self.rng_scope():
@@ -352,8 +363,14 @@ class Policy:
                     before = new_logp.detach() if old is None else pad_rows([old[id(x)] for x in mb], width).to(self.device)
                     ref = self.reference_logprobs(prompts, responses) if loss_args["kl_coef"] > 0 else None
                     adv = torch.tensor([float(x["advantage"]) for x in mb], device=self.device)
+                    weight = None
+                    if behaviour_weight_cap is not None:
+                        weight, w_st = behaviour_weights(before, rollout, mask.to(before.dtype), behaviour_weight_cap)
+                        sums["is_weight"] += w_st["is_weight"]
+                        sums["is_truncated"] += w_st["is_truncated"]
+                        is_max[0] = max(is_max.item(), w_st["is_max"])
                     loss, st = policy_loss(new_logp, before, adv, mask, ref_logp=ref, num_tokens=n_tokens,
-                                           num_seqs=n_seqs, **loss_args)
+                                           num_seqs=n_seqs, behaviour_weight=weight, **loss_args)
                     loss.backward()
                     sums["loss"] += loss.item()
                     sums["pg_loss"] += st["pg_loss"]
@@ -371,6 +388,8 @@ class Policy:
             group.sum_grads(params)
             totals = group.sum_(torch.tensor(list(sums.values()), dtype=torch.float64))
             sums = dict(zip(sums, totals.tolist()))
+            if behaviour_weight_cap is not None:
+                group.max_(is_max)
         norm = None
         if n_tokens > 0:
             total = torch.nn.utils.clip_grad_norm_(params, max_grad_norm if max_grad_norm > 0 else float("inf"))
@@ -382,7 +401,7 @@ class Policy:
                 else:  # the sharded step broadcasts the new weights: a collective
                     group.collective("sharded optimizer step", stepper.step)
         opt.zero_grad(set_to_none=True)
-        return norm, sums
+        return norm, {**sums, "is_max": is_max.item()}
 
     def _save(self, root: str, version: int, result: dict, group, stepper) -> str:
         """Writes the checkpoint (only rank 0 of a replica group does); with a group, every replica
@@ -404,6 +423,10 @@ class Policy:
             raise failure or EngineError("ReplicaGroupFailed", f"rank 0 of group {group.group_id} did not write "
                                          f"checkpoint v{version}")
         return checkpoint.version_dir(root, version)
+
+
+# What each optimizer step sums over its tokens (is_*: decoupled PPO's behaviour weights, ppo.py).
+STEP_SUMS = ("loss", "pg_loss", "kl", "clipped", "approx_kl", "entropy", "gap", "tokens", "is_weight", "is_truncated")
 
 
 def pack(samples: list[dict], budget: int) -> list[list[dict]]:

@@ -6,11 +6,18 @@ broadcast to all its tokens):
     ratio_t = exp(logp_new_t - logp_old_t)
     pg_t    = -min(ratio_t * A_i, clip(ratio_t, 1 - clip_low, 1 + clip_high) * A_i)
     pg_t    = min(pg_t, c * |A_i|)            if dual_clip_c = c is set and A_i < 0
+    pg_t    = w_t * pg_t                       with behaviour weights w (decoupled PPO, below)
     kl_t    = exp(ref_t - new_t) - (ref_t - new_t) - 1     (k3 estimator of KL(new || ref))
     loss_t  = pg_t + kl_coef * kl_t
 
 Dual clip (Ye et al. 2020, verl's `clip_ratio_c`): with A < 0 the PPO objective is unbounded in
 the ratio (a token that became much *more* likely gets an ever larger penalty); it is capped at c|A|.
+
+Decoupled PPO (Hilton et al. 2021; AReaL's, and verl's token-level truncated rollout correction):
+when the samples came from a behaviour policy older than the weights at the update's start (the
+proximal policy, `logp_old` above: asynchronous training, rollout.max_staleness > 0), the ratio and
+its clip stay against the proximal policy and each token's term is weighted by
+w_t = min(exp(logp_prox_t - logp_behav_t), cap), a constant (no gradient); the caller computes it.
 
 Aggregation over the batch (this is what TRL calls loss_type "bnpo"/"dapo" and "grpo"):
     token-mean:            sum over all tokens / total number of tokens
@@ -36,11 +43,25 @@ def aggregate(x, mask, loss_agg, num_tokens, num_seqs):
     raise ValueError(f"unknown loss_agg {loss_agg!r}")
 
 
-def policy_loss(new_logp, old_logp, advantages, mask, clip_low=0.2, clip_high=0.2, dual_clip_c=None,
-                loss_agg="token-mean", ref_logp=None, kl_coef=0.0, num_tokens=None, num_seqs=None):
-    """Clipped surrogate (+ optional dual clip and k3 KL penalty).
+def behaviour_weights(prox_logp, behav_logp, mask, cap):
+    """Decoupled PPO's token weights min(pi_prox / pi_behav, cap), 0 on padding, and their token
+    sums: "is_weight" (of the truncated weights), "is_truncated" (tokens over the cap); "is_max"
+    is the largest weight before truncation. All [B, T] in, detached."""
+    with torch.no_grad():
+        raw = torch.exp((prox_logp - behav_logp) * mask) * mask
+        w = torch.clamp(raw, max=cap)
+        stats = {"is_weight": w.sum().item(), "is_truncated": ((raw > cap).to(mask.dtype) * mask).sum().item(),
+                 "is_max": raw.max().item() if raw.numel() else 0.0}
+    return w, stats
 
-    new_logp, old_logp, mask (1 on response tokens), ref_logp: [B, T]; advantages: [B] or [B, T].
+
+def policy_loss(new_logp, old_logp, advantages, mask, clip_low=0.2, clip_high=0.2, dual_clip_c=None,
+                loss_agg="token-mean", ref_logp=None, kl_coef=0.0, num_tokens=None, num_seqs=None,
+                behaviour_weight=None):
+    """Clipped surrogate (+ optional dual clip, behaviour weights and k3 KL penalty).
+
+    new_logp, old_logp (the proximal policy's), mask (1 on response tokens), ref_logp,
+    behaviour_weight (behaviour_weights' w; None: none, the on-policy loss): [B, T]; advantages: [B] or [B, T].
     num_tokens / num_seqs: full-batch normalisers (default: this batch's).
     Returns (loss, stats); stats hold detached values: "pg_loss", "kl" (aggregated like the loss),
     and token sums "clipped", "approx_kl", "tokens".
@@ -56,6 +77,8 @@ def policy_loss(new_logp, old_logp, advantages, mask, clip_low=0.2, clip_high=0.
     pg = -torch.min(ratio * advantages, torch.clamp(ratio, 1.0 - clip_low, 1.0 + clip_high) * advantages)
     if dual_clip_c is not None:
         pg = torch.where(advantages < 0, torch.min(pg, -dual_clip_c * advantages), pg)
+    if behaviour_weight is not None:
+        pg = pg * behaviour_weight
     per_token = pg
     kl = None
     if kl_coef and ref_logp is not None:

@@ -45,7 +45,8 @@ class StepGroup:
     """A process group for one update step; use as a context manager."""
 
     def __init__(self, spec: dict, device: torch.device):
-        missing = [k for k in ("rank", "world_size", "store", "group") if spec.get(k) is None]
+        missing = [k for k in ("rank", "world_size", "store", "group", "timeout_s", "join_timeout_s", "shard_optimizer")
+                   if spec.get(k) is None]
         if missing:
             raise EngineError("BadRequest", f"missing field(s) distributed.{', distributed.'.join(missing)}")
         self.rank, self.world = int(spec["rank"]), int(spec["world_size"])
@@ -58,9 +59,9 @@ class StepGroup:
         self.host, self.port = host, int(port)
         self.sync_s = 0.0  # seconds spent in collectives (waiting for the others included)
         # AdamW's state split over the replicas (torch's ZeroRedundancyOptimizer; policy.py _stepper).
-        self.shard_optimizer = bool(spec.get("shard_optimizer", False))
-        self.timeout = datetime.timedelta(seconds=float(spec.get("timeout_s", 600)))
-        self.join_timeout = datetime.timedelta(seconds=float(spec.get("join_timeout_s", spec.get("timeout_s", 600))))
+        self.shard_optimizer = bool(spec["shard_optimizer"])
+        self.timeout = datetime.timedelta(seconds=float(spec["timeout_s"]))
+        self.join_timeout = datetime.timedelta(seconds=float(spec["join_timeout_s"]))
 
     def __enter__(self) -> "StepGroup":
         try:
@@ -101,6 +102,13 @@ class StepGroup:
         """Sums `t` over the replicas, in place (every replica gets the same result)."""
         dev = t.to(self.device)
         self._all_reduce("all-reduce", dev)
+        t.copy_(dev)
+        return t
+
+    def max_(self, t: torch.Tensor) -> torch.Tensor:
+        """The element-wise maximum of `t` over the replicas, in place."""
+        dev = t.to(self.device)
+        self._all_reduce("all-reduce max", dev, dist.ReduceOp.MAX)
         t.copy_(dev)
         return t
 

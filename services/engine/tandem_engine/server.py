@@ -25,26 +25,33 @@ from .replicas import StepGroup
 from .samples_file import read_samples
 from .ppo import LOSS_AGGS
 
-REQUIRED = object()
+REQUIRED = object()  # given, not null
+NULLABLE = object()  # given; null is one of its values (PROTOCOL.md says what it means: off, no limit, ...)
 
 
 def log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
-def field(req: dict, name: str, kind, default=REQUIRED):
-    """req[name] checked against `kind` (a type or tuple of types); `default` if absent/null."""
+def field(req: dict, name: str, kind, default=REQUIRED, at: str = ""):
+    """req[name] checked against `kind` (a type or tuple of types). The engine keeps no defaults of its
+    own for what the caller configures (the TypeScript side sends what the run config resolved):
+    `default` is REQUIRED (given and not null), NULLABLE (given; null -> None), or, for the few
+    optional fields of the protocol (`load`, `distributed`, `samples_file`), the value when absent or
+    null. `at`: where `req` sits in the request ("optim.", "requests[0]."), for the messages, which
+    Engine.submit prefixes with the op."""
+    path = at + name
     value = req.get(name)
     if value is None:
-        if default is REQUIRED:
-            raise EngineError("BadRequest", f"missing field {name!r}")
-        return default
+        if default is REQUIRED or (default is NULLABLE and name not in req):
+            raise EngineError("BadRequest", f"missing field {path!r}" + (" (null allowed)" if default is NULLABLE else ""))
+        return None if default is NULLABLE else default
     if kind is float and isinstance(value, int) and not isinstance(value, bool):
         value = float(value)
     if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
-        raise EngineError("BadRequest", f"field {name!r} has the wrong type ({type(value).__name__})")
+        raise EngineError("BadRequest", f"field {path!r} has the wrong type ({type(value).__name__})")
     if isinstance(value, float) and not math.isfinite(value):
-        raise EngineError("BadRequest", f"field {name!r} must be finite")
+        raise EngineError("BadRequest", f"field {path!r} must be finite")
     return value
 
 
@@ -95,6 +102,8 @@ class Engine:
         rid, op, t0 = req.get("id"), req.get("op"), time.time()
 
         def answer(resp: dict) -> None:
+            if not resp["ok"] and resp["error"]["type"] == "BadRequest" and op in self.ops:
+                resp["error"]["message"] = f"{op}: {resp['error']['message']}"  # which request it was
             log(f"[engine] id={rid!r} op={op} ok={resp['ok']} {time.time() - t0:.3f}s"
                 + ("" if resp["ok"] else f" {resp['error']['type']}: {resp['error']['message']}"))
             reply(resp)
@@ -172,11 +181,13 @@ class Engine:
             for r in job.requests:
                 key = r["policy"]
                 if key not in self.policies and r["load"] is not None:
-                    self.load({**r["load"], "policy": key})
+                    self._ensure_loaded(key, r["load"])
                 p = self.policy(key)
-                if r["version"] != p.version:
-                    raise EngineError("VersionMismatch",
-                                      f"policy {p.key!r} is at version {p.version}, request wants {r['version']}")
+                # The version asked for, or (asynchronous training) a newer one within newer_within;
+                # never an older one. The answer names the version that generated.
+                if not r["version"] <= p.version <= r["version"] + r["newer_within"]:
+                    wants = r["version"] if r["newer_within"] == 0 else f"{r['version']} to {r['version'] + r['newer_within']}"
+                    raise EngineError("VersionMismatch", f"policy {p.key!r} is at version {p.version}, request wants {wants}")
                 seed = r["seed"] if r["seed"] is not None else secrets.randbits(63)
                 prompt = fit_prompt(p.backbone.render(r["messages"], r["enable_thinking"]), r["max_prompt_tokens"],
                                     r["truncation"])
@@ -246,19 +257,16 @@ class Engine:
         return models.inspect(field(req, "model_path", str))
 
     def load(self, req):
-        key = field(req, "policy", str)
+        return self._ensure_loaded(field(req, "policy", str), parse_load(req))
+
+    def _ensure_loaded(self, key: str, spec: dict) -> dict:
         if key not in self.policies:
-            self.policies[key] = self._load(key, req)
+            self.policies[key] = self._load(key, spec)
         p = self.policies[key]
         return {"policy": key, "version": p.version, "source": p.source}
 
-    def _load(self, key: str, req: dict) -> Policy:
-        kind = field(req, "kind", str)
-        if kind not in ("full", "lora"):
-            raise EngineError("BadRequest", f"kind must be 'full' or 'lora', not {kind!r}")
-        model_path = field(req, "model_path", str)
-        root = field(req, "checkpoint_root", str, "")
-        optim = parse_optim(field(req, "optim", dict))
+    def _load(self, key: str, spec: dict) -> Policy:
+        kind, model_path, root, optim = spec["kind"], spec["model_path"], spec["checkpoint_root"], spec["optim"]
         models.inspect(model_path)  # LoadError naming the path and the reason, before loading anything
         ckpts = checkpoint.list_complete(root)
         folder = ckpts[-1][1] if ckpts else None  # newest complete checkpoint, if any
@@ -269,8 +277,7 @@ class Engine:
             return Policy(key, "full", Backbone(model, tokenizer, model_path, self.device), None, optim, root,
                           folder, self.device)
 
-        base_key = field(req, "base", str)
-        lora = parse_lora(field(req, "lora", dict))
+        base_key, lora = spec["base"], spec["lora"]
         adapter_dir = os.path.join(folder, "adapter") if folder else None
         if adapter_dir and not os.path.isfile(os.path.join(adapter_dir, "adapter_config.json")):
             raise EngineError("LoadError", f"checkpoint {folder!r} has no adapter/adapter_config.json "
@@ -310,9 +317,9 @@ class Engine:
     def update(self, req):
         p = self.policy(field(req, "policy", str))
         from_version = field(req, "from_version", int)
-        root = field(req, "checkpoint_root", str, p.checkpoint_root)
+        root = field(req, "checkpoint_root", str)
         keep = retention(req)
-        spec = field(req, "distributed", dict, None)
+        spec = field(req, "distributed", dict, None)  # absent: this engine alone
         if p.version > from_version:
             recorded = p.recorded_result(from_version, root)
             if recorded is not None:
@@ -320,28 +327,28 @@ class Engine:
         if p.version != from_version:
             raise EngineError("VersionMismatch", f"policy {p.key!r} is at version {p.version}, update is from {from_version}")
         if not root:
-            raise EngineError("BadRequest", "missing field 'checkpoint_root'")
+            raise EngineError("BadRequest", "checkpoint_root is empty: an update writes a checkpoint")
         if os.path.isfile(os.path.join(checkpoint.version_dir(root, from_version + 1), "state.json")):
             raise EngineError("VersionMismatch", f"{checkpoint.version_dir(root, from_version + 1)} already exists; "
                               "another writer got there first: unload and load the policy again")
         samples = update_samples(req, p.backbone.vocab_size)
         args = dict(
-            clip_low=field(req, "clip_low", float, 0.2),
-            clip_high=field(req, "clip_high", float, 0.2),
-            dual_clip_c=field(req, "dual_clip_c", float, None),
-            loss_agg=field(req, "loss_agg", str, "token-mean"),
-            kl_coef=field(req, "kl_coef", float, 0.0),
-            max_grad_norm=field(req, "max_grad_norm", float, 1.0),
-            micro_batch_tokens=field(req, "micro_batch_tokens", int, 8192),
-            old_logprobs=field(req, "old_logprobs", str, "recompute"),
-            mini_batch_size=field(req, "ppo_mini_batch_size", int, None),
-            epochs=field(req, "ppo_epochs", int, 1),
-            gradient_checkpointing=field(req, "gradient_checkpointing", bool, False),
+            clip_low=field(req, "clip_low", float),
+            clip_high=field(req, "clip_high", float),
+            dual_clip_c=field(req, "dual_clip_c", float, NULLABLE),
+            loss_agg=field(req, "loss_agg", str),
+            kl_coef=field(req, "kl_coef", float),
+            max_grad_norm=field(req, "max_grad_norm", float),
+            micro_batch_tokens=field(req, "micro_batch_tokens", int),
+            mini_batch_size=field(req, "ppo_mini_batch_size", int, NULLABLE),
+            epochs=field(req, "ppo_epochs", int),
+            gradient_checkpointing=field(req, "gradient_checkpointing", bool),
+            behaviour_weight_cap=field(req, "behaviour_weight_cap", float, NULLABLE),
         )
+        if args["behaviour_weight_cap"] is not None and args["behaviour_weight_cap"] < 1.0:
+            raise EngineError("BadRequest", "update: behaviour_weight_cap must be >= 1 (or null: the on-policy loss)")
         if args["loss_agg"] not in LOSS_AGGS:
             raise EngineError("BadRequest", f"loss_agg must be one of {list(LOSS_AGGS)}")
-        if args["old_logprobs"] not in ("recompute", "rollout"):
-            raise EngineError("BadRequest", "old_logprobs must be 'recompute' or 'rollout'")
         if args["dual_clip_c"] is not None and args["dual_clip_c"] <= 1.0:
             raise EngineError("BadRequest", "dual_clip_c must be > 1 (or null = off)")
         if (args["mini_batch_size"] is not None and args["mini_batch_size"] < 1) or args["epochs"] < 1:
@@ -378,7 +385,7 @@ class Engine:
 
 def retention(req: dict) -> tuple[int | None, int | None]:
     """(keep_last, keep_every) of an update: which checkpoint versions stay (checkpoint.prune)."""
-    keep_last, keep_every = field(req, "keep_last", int, None), field(req, "keep_every", int, None)
+    keep_last, keep_every = field(req, "keep_last", int, NULLABLE), field(req, "keep_every", int, NULLABLE)
     if (keep_last is not None and keep_last < 1) or (keep_every is not None and keep_every < 1):
         raise EngineError("BadRequest", "keep_last and keep_every must be >= 1 (or null: keep all, none extra)")
     return keep_last, keep_every
@@ -398,69 +405,87 @@ def fit_prompt(ids: list[int], limit: int | None, truncation: str) -> list[int]:
 
 
 def parse_generate(req: dict) -> list[dict]:
-    """The requests of a generate op, checked and with their defaults (no policy needed yet)."""
+    """The requests of a generate op, checked (no policy needed yet)."""
     out = []
     for i, r in enumerate(field(req, "requests", list)):
         if not isinstance(r, dict):
             raise EngineError("BadRequest", f"requests[{i}] is not an object")
-        messages = field(r, "messages", list)
+        at = f"requests[{i}]."
+        messages = field(r, "messages", list, at=at)
         if not messages or not all(isinstance(m, dict) and isinstance(m.get("role"), str)
                                    and isinstance(m.get("content"), str) for m in messages):
             raise EngineError("BadRequest", f"requests[{i}].messages must be a non-empty list of "
                               "{role, content} strings")
-        q = dict(policy=field(r, "policy", str), version=field(r, "version", int), messages=messages,
-                 n=field(r, "n", int, 1), temperature=field(r, "temperature", float, 1.0),
-                 top_p=field(r, "top_p", float, 1.0), top_k=field(r, "top_k", int, -1),
-                 min_p=field(r, "min_p", float, 0.0), repetition_penalty=field(r, "repetition_penalty", float, 1.0),
-                 max_new_tokens=field(r, "max_new_tokens", int, 256),
-                 stop=field(r, "stop", list, []), ignore_eos=field(r, "ignore_eos", bool, False),
-                 max_prompt_tokens=field(r, "max_prompt_tokens", int, None),
-                 truncation=field(r, "truncation", str, "error"),
-                 seed=field(r, "seed", int, None),
-                 enable_thinking=field(r, "enable_thinking", bool, None), load=field(r, "load", dict, None))
-        if (q["n"] < 1 or q["max_new_tokens"] < 0 or q["temperature"] < 0 or not 0 < q["top_p"] <= 1
+        load = field(r, "load", dict, None, at=at)  # absent: the policy must be loaded already
+        q = dict(policy=field(r, "policy", str, at=at), version=field(r, "version", int, at=at),
+                 newer_within=field(r, "newer_within", int, at=at), messages=messages,
+                 n=field(r, "n", int, at=at), temperature=field(r, "temperature", float, at=at),
+                 top_p=field(r, "top_p", float, at=at), top_k=field(r, "top_k", int, at=at),
+                 min_p=field(r, "min_p", float, at=at), repetition_penalty=field(r, "repetition_penalty", float, at=at),
+                 max_new_tokens=field(r, "max_new_tokens", int, at=at),
+                 stop=field(r, "stop", list, at=at), ignore_eos=field(r, "ignore_eos", bool, at=at),
+                 max_prompt_tokens=field(r, "max_prompt_tokens", int, NULLABLE, at=at),
+                 truncation=field(r, "truncation", str, at=at),
+                 seed=field(r, "seed", int, NULLABLE, at=at),
+                 enable_thinking=field(r, "enable_thinking", bool, NULLABLE, at=at),
+                 load=None if load is None else parse_load(load, at=f"{at}load."))
+        if (q["n"] < 1 or q["newer_within"] < 0 or q["max_new_tokens"] < 0 or q["temperature"] < 0 or not 0 < q["top_p"] <= 1
                 or not 0 <= q["min_p"] <= 1 or q["repetition_penalty"] <= 0
                 or not all(isinstance(s, str) and s for s in q["stop"])
                 or (q["max_prompt_tokens"] is not None and q["max_prompt_tokens"] < 1)
                 or q["truncation"] not in ("error", "left")):
-            raise EngineError("BadRequest", f"requests[{i}]: need n >= 1, max_new_tokens >= 0, temperature >= 0, "
+            raise EngineError("BadRequest", f"requests[{i}]: need n >= 1, newer_within >= 0, max_new_tokens >= 0, temperature >= 0, "
                               "0 < top_p <= 1, 0 <= min_p <= 1, repetition_penalty > 0, stop = non-empty strings, "
                               "max_prompt_tokens >= 1, truncation = error | left")
         out.append(q)
     return out
 
 
-def parse_optim(o: dict) -> dict:
+def parse_load(req: dict, at: str = "") -> dict:
+    """The fields of a `load` op (or of a generate request's `load`, `at` "requests[i].load."), checked:
+    kind, model_path, checkpoint_root, optim, and for lora base and lora."""
+    kind = field(req, "kind", str, at=at)
+    if kind not in ("full", "lora"):
+        raise EngineError("BadRequest", f"{at}kind must be 'full' or 'lora', not {kind!r}")
+    spec = dict(kind=kind, model_path=field(req, "model_path", str, at=at),
+                checkpoint_root=field(req, "checkpoint_root", str, at=at),  # "": no checkpoint to start from
+                optim=parse_optim(field(req, "optim", dict, at=at), f"{at}optim."))
+    if kind == "lora":
+        spec.update(base=field(req, "base", str, at=at), lora=parse_lora(field(req, "lora", dict, at=at), f"{at}lora."))
+    return spec
+
+
+def parse_optim(o: dict, at: str = "optim.") -> dict:
     out = {
-        "lr": field(o, "lr", float),
-        "weight_decay": field(o, "weight_decay", float, 0.0),
-        "betas": field(o, "betas", list, [0.9, 0.999]),
-        "warmup_steps": field(o, "warmup_steps", int, 0),
-        "total_steps": field(o, "total_steps", int, 0),
-        "min_lr_ratio": field(o, "min_lr_ratio", float, 0.0),
-        "warmup_start": field(o, "warmup_start", str, "fraction"),
+        "lr": field(o, "lr", float, at=at),
+        "weight_decay": field(o, "weight_decay", float, at=at),
+        "betas": field(o, "betas", list, at=at),
+        "warmup_steps": field(o, "warmup_steps", int, at=at),
+        "total_steps": field(o, "total_steps", int, at=at),
+        "min_lr_ratio": field(o, "min_lr_ratio", float, at=at),
+        "warmup_start": field(o, "warmup_start", str, at=at),
     }
     b = out["betas"]
     if not (len(b) == 2 and all(isinstance(x, (int, float)) and not isinstance(x, bool) and 0 <= x < 1 for x in b)):
-        raise EngineError("BadRequest", "optim.betas must be [b1, b2] with 0 <= b < 1")
+        raise EngineError("BadRequest", f"{at}betas must be [b1, b2] with 0 <= b < 1")
     if out["lr"] < 0 or out["weight_decay"] < 0 or out["warmup_steps"] < 0 or out["total_steps"] < 0 \
             or not 0 <= out["min_lr_ratio"] <= 1 or out["warmup_start"] not in ("fraction", "min_lr"):
-        raise EngineError("BadRequest", "optim: need lr, weight_decay, warmup_steps, total_steps >= 0, "
+        raise EngineError("BadRequest", f"{at.rstrip('.')}: need lr, weight_decay, warmup_steps, total_steps >= 0, "
                           "0 <= min_lr_ratio <= 1 and warmup_start = fraction | min_lr")
     return out
 
 
-def parse_lora(o: dict) -> dict:
+def parse_lora(o: dict, at: str = "lora.") -> dict:
     out = {
-        "rank": field(o, "rank", int),
-        "alpha": field(o, "alpha", float),
-        "dropout": field(o, "dropout", float, 0.0),
-        "target_modules": field(o, "target_modules", (list, str), "all-linear"),
+        "rank": field(o, "rank", int, at=at),
+        "alpha": field(o, "alpha", float, at=at),
+        "dropout": field(o, "dropout", float, at=at),
+        "target_modules": field(o, "target_modules", (list, str), at=at),
     }
     t = out["target_modules"]
     if out["rank"] < 1 or out["alpha"] <= 0 or not 0 <= out["dropout"] < 1 or not (
             t == "all-linear" or (isinstance(t, list) and t and all(isinstance(x, str) and x for x in t))):
-        raise EngineError("BadRequest", "lora: need rank >= 1, alpha > 0, 0 <= dropout < 1, "
+        raise EngineError("BadRequest", f"{at.rstrip('.')}: need rank >= 1, alpha > 0, 0 <= dropout < 1, "
                           "target_modules = 'all-linear' or a non-empty list of module names")
     return out
 

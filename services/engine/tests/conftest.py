@@ -3,6 +3,14 @@
 Most tests drive `tandem_engine.server.Engine` in-process (same code path as the JSON-lines server
 minus the pipe), so they can also look at the weights directly; test_protocol.py talks to a real
 `engine.py` child process.
+
+The engine runs on TANDEM_TEST_DEVICE (default cpu; bench/gpu/check.py sets cuda on a GPU machine),
+in the engine's own dtype there (fp32 on cpu, bf16 on cuda; TANDEM_TEST_DTYPE=bfloat16 previews bf16
+on the CPU); the tests' references stay fp32 on the CPU. On the CPU in fp32 every test asserts what
+it always did. Elsewhere: a test marked `fp32` (its tolerances are float32's) runs its engine in
+float32 on any device; `same_tokens` compares only the shape of tokens sampled by differently
+composed batches (or against the CPU) on a GPU, where they may differ (PROTOCOL.md,
+"Reproducibility"); tests that cannot apply on one GPU skip, saying why.
 """
 
 from __future__ import annotations
@@ -34,11 +42,58 @@ TOOL_PROMPT = [
     {"role": "system", "content": "You are tool_call_agent. Write a Python code block that prints the moves."},
     {"role": "user", "content": "Grid:\n.S..\n.##.\n...G\nWhat actions reach the goal?"},
 ]
+# Complete requests: the engine keeps no defaults for what a run configures (PROTOCOL.md; the
+# TypeScript side sends what the run config resolved), so the tests send every field too.
 OPTIM = {"lr": 1e-3, "weight_decay": 0.0, "betas": [0.9, 0.999], "warmup_steps": 0, "total_steps": 0,
-         "min_lr_ratio": 0.0}
+         "min_lr_ratio": 0.0, "warmup_start": "fraction"}
 LORA = {"rank": 4, "alpha": 8.0, "dropout": 0.0, "target_modules": "all-linear"}
+# An update's fields besides policy, from_version, samples and checkpoint_root.
 UPDATE = dict(clip_low=0.2, clip_high=0.28, dual_clip_c=None, loss_agg="token-mean", kl_coef=0.0,
-              max_grad_norm=1.0, micro_batch_tokens=4096)
+              max_grad_norm=1.0, micro_batch_tokens=4096, ppo_mini_batch_size=None, ppo_epochs=1,
+              gradient_checkpointing=False, keep_last=None, keep_every=None, behaviour_weight_cap=None)
+# A generate request's fields besides policy, version and messages.
+SAMPLING = dict(newer_within=0, n=1, temperature=1.0, top_p=1.0, top_k=-1, min_p=0.0, repetition_penalty=1.0,
+                max_new_tokens=256, stop=[], ignore_eos=False, seed=None, enable_thinking=None, max_prompt_tokens=None,
+                truncation="error")
+
+
+def request(policy: str, messages: list[dict], version: int = 0, **kw) -> dict:
+    """One complete request of a generate op: SAMPLING, then `kw`."""
+    return {"policy": policy, "version": version, "messages": messages, **SAMPLING, **kw}
+
+DEVICE = os.environ.get("TANDEM_TEST_DEVICE") or "cpu"  # cpu | cuda | cuda:N
+ON_GPU = torch.device(DEVICE).type != "cpu"
+# The engine's dtype in these tests: its own (server.Engine: fp32 on cpu, bf16 on cuda) unless set.
+DTYPE = getattr(torch, os.environ.get("TANDEM_TEST_DTYPE") or ("bfloat16" if ON_GPU else "float32"))
+# A batch's composition changes a GPU's kernels and so the last bits of the logits: sampled tokens
+# may then differ from those of the same rows decoded alone (PROTOCOL.md, "Reproducibility").
+BATCH_INVARIANT = not ON_GPU
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "fp32: the test's tolerances are float32's: its engine runs in float32 on "
+                                       "every device (the others: in the device's dtype, bf16 on cuda)")
+
+
+@pytest.fixture(autouse=True)
+def engine_dtype(request):
+    """The in-process engine's dtype for this test: float32 for a test marked fp32, else DTYPE."""
+    if "local" in request.fixturenames:
+        fp32 = request.node.get_closest_marker("fp32") is not None
+        request.getfixturevalue("local").engine.dtype = torch.float32 if fp32 else DTYPE
+
+
+def same_tokens(got, want) -> bool:
+    """Sampled tokens equal, where the engine promises it on this device; on a GPU only their shape
+    (how many requests, samples, ...) is compared, see BATCH_INVARIANT."""
+    return got == want if BATCH_INVARIANT else _shape(got) == _shape(want)
+
+
+def _shape(x):
+    """x with every list of token ids replaced by "tokens"."""
+    if isinstance(x, list) and x and all(isinstance(t, int) for t in x):
+        return "tokens"
+    return [_shape(y) for y in x] if isinstance(x, list) else x
 
 
 @pytest.fixture(scope="session")
@@ -69,7 +124,8 @@ class LocalEngine:
     def __init__(self):
         from tandem_engine.server import Engine
 
-        self.engine = Engine("cpu")
+        self.engine = Engine(DEVICE)
+        self.engine.dtype = DTYPE
 
     def call(self, op: str, **params) -> dict:
         return json.loads(json.dumps(self.engine.handle({"id": 1, "op": op, **params})))  # JSON round trip
@@ -89,9 +145,8 @@ class LocalEngine:
                        optim=optim, checkpoint_root=str(root))
 
     def gen(self, policy, messages, version=0, **kw):
-        req = dict(policy=policy, version=version, messages=messages, n=1, temperature=1.0, max_new_tokens=12)
-        req.update(kw)
-        return self.ok("generate", requests=[req])["results"][0]["samples"]
+        """The samples of one request: SAMPLING with 12 new tokens, then `kw`."""
+        return self.ok("generate", requests=[request(policy, messages, version, **{"max_new_tokens": 12, **kw})])["results"][0]["samples"]
 
     def update(self, policy, from_version, samples, root, **kw):
         return self.call("update", policy=policy, from_version=from_version, samples=samples,
@@ -128,9 +183,10 @@ def load_hf(folder):
 
 @torch.no_grad()
 def teacher_forced(model, prompt_ids, response_ids):
-    """log p(response_t | prefix) for one unpadded sequence, computed in the test process."""
-    ids = torch.tensor([prompt_ids + response_ids])
-    logp = torch.log_softmax(model(input_ids=ids).logits[0].float(), dim=-1)
+    """log p(response_t | prefix) for one unpadded sequence, computed in the test process (on the
+    model's device; the result on the CPU)."""
+    ids = torch.tensor([prompt_ids + response_ids], device=model.device)
+    logp = torch.log_softmax(model(input_ids=ids).logits[0].float(), dim=-1).cpu()
     pos = torch.arange(len(response_ids)) + len(prompt_ids) - 1
     return logp[pos, torch.tensor(response_ids)]
 
@@ -141,7 +197,7 @@ class EngineClient:
     def __init__(self, timeout: float = 60.0):
         env = dict(os.environ, TANDEM_TORCH_THREADS=os.environ.get("TANDEM_TORCH_THREADS", "2"))
         self.proc = subprocess.Popen(
-            [sys.executable, os.path.join(ENGINE_DIR, "engine.py"), "--device", "cpu"],
+            [sys.executable, os.path.join(ENGINE_DIR, "engine.py"), "--device", DEVICE],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None, text=True, env=env, bufsize=1,
         )
         self.timeout = timeout

@@ -30,6 +30,7 @@ def saved_weights(folder):
 
 
 @pytest.mark.parametrize("kind", ["lora", "full"])
+@pytest.mark.fp32
 def test_resume_continues_exactly(eng, tiny_model, tmp_path, kind):
     root = tmp_path / "ck"
     load(eng, kind, "r", tiny_model, root)
@@ -54,6 +55,7 @@ def test_resume_continues_exactly(eng, tiny_model, tmp_path, kind):
     assert straight["lr"] == pytest.approx(1e-2 * (0.1 + 0.9 * 0.5 * (1 + torch.cos(torch.tensor(torch.pi / 3)).item())))
 
 
+@pytest.mark.fp32
 def test_layout_and_reload(eng, tiny_model, tmp_path):
     roots = {"lora": tmp_path / "lora", "full": tmp_path / "full"}
     eng.load_lora("l", tiny_model, roots["lora"], optim={**OPTIM, "lr": 1e-2})

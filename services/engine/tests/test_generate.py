@@ -8,13 +8,14 @@ import shutil
 import pytest
 import torch
 
-from conftest import PLAN_PROMPT, TOOL_PROMPT, load_hf, teacher_forced
+from conftest import PLAN_PROMPT, SAMPLING, TOOL_PROMPT, load_hf, request, same_tokens, teacher_forced
 
 
+@pytest.mark.fp32
 def test_shapes_order_and_logprobs(eng, tiny_model, tmp_path):
     eng.load_full("gen", tiny_model, tmp_path / "ck")
-    reqs = [dict(policy="gen", version=0, messages=PLAN_PROMPT, n=3, seed=7, max_new_tokens=16),
-            dict(policy="gen", version=0, messages=TOOL_PROMPT, n=2, seed=8, max_new_tokens=5, temperature=0.7)]
+    reqs = [request("gen", PLAN_PROMPT, n=3, seed=7, max_new_tokens=16),
+            request("gen", TOOL_PROMPT, n=2, seed=8, max_new_tokens=5, temperature=0.7)]
     res = eng.ok("generate", requests=reqs)["results"]
     assert [(r["policy"], r["version"], len(r["samples"])) for r in res] == [("gen", 0, 3), ("gen", 0, 2)]
     model, tok = load_hf(tiny_model)
@@ -54,17 +55,17 @@ def test_prompt_longer_than_max_prompt_tokens_fails_or_keeps_its_last_tokens(eng
     eng.load_full("gen", tiny_model, tmp_path / "ck")
     full = eng.gen("gen", PLAN_PROMPT, n=1, temperature=0.0, max_new_tokens=4)[0]["prompt_ids"]
     assert eng.gen("gen", PLAN_PROMPT, n=1, max_new_tokens=2, max_prompt_tokens=len(full))[0]["prompt_ids"] == full
-    r = eng.call("generate", requests=[dict(policy="gen", version=0, messages=PLAN_PROMPT, max_new_tokens=2,
-                                            max_prompt_tokens=len(full) - 1)])
+    r = eng.call("generate", requests=[request("gen", PLAN_PROMPT, max_new_tokens=2, max_prompt_tokens=len(full) - 1)])
     assert not r["ok"] and r["error"]["type"] == "PromptTooLong"
     assert f"{len(full)} tokens, more than the {len(full) - 1} allowed" in r["error"]["message"]
     kept = eng.gen("gen", PLAN_PROMPT, n=2, temperature=0.0, max_new_tokens=4, max_prompt_tokens=20,
                    truncation="left")
     assert all(s["prompt_ids"] == full[-20:] for s in kept)
-    bad = eng.call("generate", requests=[dict(policy="gen", version=0, messages=PLAN_PROMPT, truncation="right")])
+    bad = eng.call("generate", requests=[request("gen", PLAN_PROMPT, truncation="right")])
     assert not bad["ok"] and bad["error"]["type"] == "BadRequest"
 
 
+@pytest.mark.fp32
 def test_seeded_greedy_top_k_and_min_p(eng, tiny_model, tmp_path):
     eng.load_full("gen", tiny_model, tmp_path / "ck")
 
@@ -90,11 +91,11 @@ def test_seeded_greedy_top_k_and_min_p(eng, tiny_model, tmp_path):
 
 def test_requests_keep_their_own_parameters_in_one_batch(eng, tiny_model, tmp_path):
     eng.load_full("gen", tiny_model, tmp_path / "ck")
-    greedy = dict(policy="gen", version=0, messages=TOOL_PROMPT, n=2, temperature=0.0, max_new_tokens=6)
-    hot = dict(policy="gen", version=0, messages=PLAN_PROMPT, n=2, temperature=1.5, seed=1, max_new_tokens=9)
+    greedy = request("gen", TOOL_PROMPT, n=2, temperature=0.0, max_new_tokens=6)
+    hot = request("gen", PLAN_PROMPT, n=2, temperature=1.5, seed=1, max_new_tokens=9)
     both = eng.ok("generate", requests=[hot, greedy])["results"]
     alone = eng.ok("generate", requests=[greedy])["results"][0]
-    assert [s["response_ids"] for s in both[1]["samples"]] == [s["response_ids"] for s in alone["samples"]]
+    assert same_tokens([s["response_ids"] for s in both[1]["samples"]], [s["response_ids"] for s in alone["samples"]])
     assert all(len(s["response_ids"]) <= 6 for s in both[1]["samples"])
     assert all(len(s["response_ids"]) <= 9 for s in both[0]["samples"])
 
@@ -133,18 +134,28 @@ def test_enable_thinking_reaches_the_template(eng, tiny_model, tmp_path):
     eng.load_full("think", str(folder), tmp_path / "ck")
     on = eng.gen("think", TOOL_PROMPT, max_new_tokens=1, enable_thinking=True)[0]["prompt_ids"]
     off = eng.gen("think", TOOL_PROMPT, max_new_tokens=1, enable_thinking=False)[0]["prompt_ids"]
-    default = eng.gen("think", TOOL_PROMPT, max_new_tokens=1)[0]["prompt_ids"]
+    default = eng.gen("think", TOOL_PROMPT, max_new_tokens=1, enable_thinking=None)[0]["prompt_ids"]
     assert on == default and len(off) > len(on) and off[: len(on)] == on
 
 
 def test_bad_requests(eng, tiny_model, tmp_path):
     eng.load_full("gen", tiny_model, tmp_path / "ck")
-    base = dict(policy="gen", version=0, messages=PLAN_PROMPT)
+    base = request("gen", PLAN_PROMPT)
     for bad, kind in [({"version": 3}, "VersionMismatch"), ({"policy": "nope"}, "PolicyNotLoaded"),
                       ({"n": 0}, "BadRequest"), ({"min_p": 2.0}, "BadRequest"), ({"stop": [""]}, "BadRequest"),
                       ({"messages": []}, "BadRequest"), ({"top_p": 0.0}, "BadRequest")]:
         resp = eng.call("generate", requests=[{**base, **bad}])
         assert resp["ok"] is False and resp["error"]["type"] == kind, (bad, resp)
     assert eng.ok("generate", requests=[]) == {"results": []}
+    # Every field is required (the caller sends what its run config resolved); a missing one is named
+    # with its request. seed, enable_thinking and max_prompt_tokens may be null, but not left out.
+    for name in ("policy", "version", *SAMPLING):
+        resp = eng.call("generate", requests=[base, {k: v for k, v in base.items() if k != name}])
+        assert resp["ok"] is False and resp["error"]["type"] == "BadRequest", (name, resp)
+        assert resp["error"]["message"].startswith(f"generate: missing field 'requests[1].{name}'"), resp
+    for name in ("seed", "enable_thinking", "max_prompt_tokens"):
+        assert eng.gen("gen", PLAN_PROMPT, max_new_tokens=1, **{name: None})
+    resp = eng.call("generate", requests=[{**base, "n": None}])
+    assert resp["error"]["message"] == "generate: missing field 'requests[0].n'", resp
     zero = eng.gen("gen", PLAN_PROMPT, max_new_tokens=0)[0]
     assert zero["response_ids"] == [] and zero["finish_reason"] == "length" and zero["text"] == ""

@@ -24,7 +24,7 @@ def _one_by_one(model, prompts, responses):
     width = max(len(r) for r in responses)
     out = []
     for p, r in zip(prompts, responses):
-        logits = model(input_ids=torch.tensor([p + r])).logits[0].float()
+        logits = model(input_ids=torch.tensor([p + r], device=model.device)).logits[0].float()
         pos = torch.arange(len(r)) + len(p) - 1
         lp = torch.log_softmax(logits[pos], dim=-1)[torch.arange(len(r)), torch.tensor(r)]
         out.append(torch.nn.functional.pad(lp, (0, width - len(r))))
@@ -39,6 +39,7 @@ def _grads(model, loss):
 
 @pytest.mark.parametrize("chunk", [1024, 2])  # 2: a chunk splits a row, the last one is ragged
 @pytest.mark.parametrize("checkpointing", [False, True])
+@pytest.mark.fp32
 def test_shared_prompt_logprobs_and_gradient_equal_per_sample(eng, tiny_model, tmp_path, monkeypatch, chunk, checkpointing):
     import tandem_engine.models as models
 
@@ -51,11 +52,11 @@ def test_shared_prompt_logprobs_and_gradient_equal_per_sample(eng, tiny_model, t
     ref = _one_by_one(bb.model, prompts, responses)
 
     assert logp.shape == mask.shape == ent.shape == (5, 7)
-    assert torch.equal(mask.sum(-1), torch.tensor([7.0, 3, 1, 5, 4]))
+    assert torch.equal(mask.sum(-1).cpu(), torch.tensor([7.0, 3, 1, 5, 4]))
     assert torch.allclose(logp, ref, atol=1e-5), (logp - ref).abs().max()
     assert (logp[mask == 0] == 0).all() and (ent[mask == 0] == 0).all() and (ent[mask == 1] > 0).all()
 
-    weights = torch.linspace(0.5, 1.5, 5)[:, None]  # distinct per row, so a row mix-up changes the gradient
+    weights = torch.linspace(0.5, 1.5, 5, device=bb.device)[:, None]  # distinct per row: a row mix-up changes the gradient
     mine = _grads(bb.model, (bb.logprobs(prompts, responses, checkpointing=checkpointing)[0] * weights).sum())
     theirs = _grads(bb.model, (_one_by_one(bb.model, prompts, responses) * weights).sum())
     bb.model.eval()
@@ -64,6 +65,7 @@ def test_shared_prompt_logprobs_and_gradient_equal_per_sample(eng, tiny_model, t
         assert torch.allclose(mine[name], theirs[name], atol=1e-5, rtol=1e-4), name
 
 
+@pytest.mark.fp32
 def test_shared_prompt_logprobs_with_a_lora_adapter(eng, tiny_model, tmp_path):
     eng.load_lora("a", tiny_model, tmp_path / "ck")
     policy = eng.engine.policies["a"]

@@ -18,7 +18,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from tandem_engine.ppo import policy_loss
+from tandem_engine.ppo import behaviour_weights, policy_loss
 
 trl_grpo = pytest.importorskip("trl.trainer.grpo_trainer")
 
@@ -119,6 +119,28 @@ def test_dual_clip_caps_negative_advantage_loss():
     assert new.grad[0, 0] == 0 and new.grad[0, 1] != 0 and stats["clipped"] == 1
 
 
+def test_behaviour_weights_decoupled_ppo_by_hand():
+    """Decoupled PPO: the ratio against the proximal policy, each term times min(pi_prox/pi_behav, cap)."""
+    prox = torch.zeros(1, 4)
+    behav = torch.log(torch.tensor([[1.0, 0.5, 0.25, 2.0]]))  # pi_prox/pi_behav = 1, 2, 4, 0.5
+    mask = torch.tensor([[1.0, 1.0, 1.0, 0.0]])  # the last token is padding
+    w, st = behaviour_weights(prox, behav, mask, cap=3.0)
+    assert w.tolist() == [[1.0, 2.0, 3.0, 0.0]]
+    assert st == {"is_weight": 6.0, "is_truncated": 1.0, "is_max": 4.0}
+    new = torch.log(torch.tensor([[1.5, 1.0, 0.5, 1.0]])).requires_grad_(True)  # ratios 1.5, 1, 0.5 (A = 1)
+    loss, _ = policy_loss(new, prox, torch.tensor([1.0]), mask, 0.2, 0.2, behaviour_weight=w)
+    # per token: -min(r, clip(r, 0.8, 1.2)) x w = -1.2 x 1, -1 x 2, -0.5 x 3 -> token mean -(1.2 + 2 + 1.5) / 3
+    assert loss.item() == pytest.approx(-(1.2 + 2.0 + 1.5) / 3, abs=1e-6)
+    loss.backward()
+    # the first token is clipped (no gradient); the others' gradients scale with their weights
+    assert new.grad[0, 0] == 0 and new.grad[0, 1].item() == pytest.approx(-2 * 1.0 / 3, abs=1e-6)
+    assert new.grad[0, 2].item() == pytest.approx(-3 * 0.5 / 3, abs=1e-6)
+    # None: the on-policy loss, bit for bit; weights of exactly 1 change nothing either
+    plain, _ = policy_loss(new, prox, torch.tensor([1.0]), mask, 0.2, 0.2)
+    ones, _ = policy_loss(new, prox, torch.tensor([1.0]), mask, 0.2, 0.2, behaviour_weight=mask.clone())
+    assert torch.equal(plain, ones)
+
+
 @pytest.mark.parametrize("loss_agg", ["token-mean", "seq-mean-token-mean"])
 def test_micro_batches_sum_to_full_batch(loss_agg):
     new, old, ref, adv, mask = batch(3)
@@ -131,6 +153,7 @@ def test_micro_batches_sum_to_full_batch(loss_agg):
     assert sum(p[1]["pg_loss"] for p in parts) == pytest.approx(fs["pg_loss"], abs=1e-6)
 
 
+@pytest.mark.fp32
 def test_ppo_mini_batches_and_epochs_step_as_trl_does(eng, tiny_model, tmp_path):
     """Several optimizer steps per update: the engine's update with ppo_mini_batch_size=4 and
     ppo_epochs=2 on 8 samples (4 steps, old log-probs fixed before the first) ends on the weights
@@ -140,7 +163,8 @@ def test_ppo_mini_batches_and_epochs_step_as_trl_does(eng, tiny_model, tmp_path)
     from safetensors.torch import load_file
     from transformers import AutoModelForCausalLM
 
-    from conftest import OPTIM, PLAN_PROMPT, TOOL_PROMPT, UPDATE, as_train
+    from conftest import OPTIM, UPDATE
+    from conftest import PLAN_PROMPT, TOOL_PROMPT, as_train
 
     lr, clip_low, clip_high, dual_c = 3e-3, 0.2, 0.28, 3.0
     eng.load_full("p", tiny_model, tmp_path, optim={**OPTIM, "lr": lr})

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 
+import pytest
 import torch
 
 from conftest import LORA, OPTIM, PLAN_PROMPT, as_train, load_hf, teacher_forced
@@ -52,6 +53,7 @@ def test_inspect_bad_paths(eng, tiny_model, tmp_path):
     assert "bad" not in eng.ok("ping")["policies"]
 
 
+@pytest.mark.fp32
 def test_gguf_full_policy_generates_trains_and_saves_hf(eng, tiny_model, tiny_gguf, tmp_path):
     root = tmp_path / "ck"
     assert eng.load_full("g", tiny_gguf, root, optim={**OPTIM, "lr": 1e-2}) == {

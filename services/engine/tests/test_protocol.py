@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from conftest import LORA, OPTIM, PLAN_PROMPT, TOOL_PROMPT, UPDATE, as_train
+from conftest import DEVICE, LORA, OPTIM, PLAN_PROMPT, TOOL_PROMPT, UPDATE, as_train, request
 
 
 def test_ready_and_ping(engine):
-    assert engine.ready["ready"] is True and engine.ready["device"] == "cpu" and engine.ready["torch"]
+    assert engine.ready["ready"] is True and engine.ready["device"] == DEVICE and engine.ready["torch"]
     result = engine.ok("ping")
     assert result["pong"] is True and isinstance(result["policies"], dict)
 
@@ -16,10 +16,17 @@ def test_errors_keep_serving(engine, tmp_path):
     assert resp["ok"] is False and resp["error"]["type"] == "UnknownOp"
     resp = engine.send_raw("this is not json")
     assert resp == {"id": None, "ok": False, "error": resp["error"]} and resp["error"]["type"] == "BadRequest"
-    resp = engine.call("generate", requests=[{"policy": "never-loaded", "version": 0, "messages": PLAN_PROMPT}])
+    resp = engine.call("generate", requests=[request("never-loaded", PLAN_PROMPT)])
     assert resp["ok"] is False and resp["error"]["type"] == "PolicyNotLoaded"
-    resp = engine.call("load", policy="x", kind="sideways", model_path=str(tmp_path), optim=OPTIM)
+    resp = engine.call("load", policy="x", kind="sideways", model_path=str(tmp_path), optim=OPTIM, checkpoint_root="")
     assert resp["ok"] is False and resp["error"]["type"] == "BadRequest"
+    # The engine has no defaults of its own for what a run configures: a field left out is named, with its op.
+    partial = {k: v for k, v in request("never-loaded", PLAN_PROMPT).items() if k != "top_p"}
+    resp = engine.call("generate", requests=[partial])
+    assert resp["error"] == {"type": "BadRequest", "message": "generate: missing field 'requests[0].top_p'"}
+    optim = {k: v for k, v in OPTIM.items() if k != "warmup_start"}
+    resp = engine.call("load", policy="x", kind="full", model_path=str(tmp_path), optim=optim, checkpoint_root="")
+    assert resp["error"] == {"type": "BadRequest", "message": "load: missing field 'optim.warmup_start'"}
     missing = str(tmp_path / "no-such-model")
     for op, extra in (("inspect", {}), ("load", dict(policy="bad", kind="full", optim=OPTIM, checkpoint_root=""))):
         resp = engine.call(op, model_path=missing, **extra)
@@ -35,12 +42,12 @@ def test_round_trip(engine, tiny_model, tmp_path):
             "policy": f"run/{name}", "version": 0, "source": tiny_model}
     engine.ok("load", policy="run/critic", kind="full", model_path=tiny_model, optim=OPTIM,
               checkpoint_root=str(tmp_path / "critic"))
-    common = dict(version=0, temperature=1.0, top_p=0.95, top_k=50, min_p=0.0, max_new_tokens=8, stop=["####"],
-                  enable_thinking=False)
+    common = dict(newer_within=0, temperature=1.0, top_p=0.95, top_k=50, min_p=0.0, repetition_penalty=1.0, max_new_tokens=8,
+                  stop=["####"], ignore_eos=False, enable_thinking=False, max_prompt_tokens=2048, truncation="error")
     res = engine.ok("generate", requests=[
-        dict(policy="run/plan", messages=PLAN_PROMPT, n=2, seed=1, **common),
-        dict(policy="run/critic", messages=TOOL_PROMPT, n=1, seed=2, **common),
-        dict(policy="run/tool", messages=TOOL_PROMPT, n=3, seed=3, **common),
+        dict(policy="run/plan", version=0, messages=PLAN_PROMPT, n=2, seed=1, **common),
+        dict(policy="run/critic", version=0, messages=TOOL_PROMPT, n=1, seed=2, **common),
+        dict(policy="run/tool", version=0, messages=TOOL_PROMPT, n=3, seed=3, **common),
     ])["results"]
     assert [(r["policy"], r["version"], len(r["samples"])) for r in res] == [
         ("run/plan", 0, 2), ("run/critic", 0, 1), ("run/tool", 0, 3)]

@@ -10,7 +10,12 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from conftest import LORA, OPTIM, PLAN_PROMPT, TOOL_PROMPT, UPDATE, EngineClient, as_train
+from conftest import LORA, ON_GPU, OPTIM, PLAN_PROMPT, TOOL_PROMPT, UPDATE, as_train, EngineClient
+
+
+# A distributed step's timeouts and optimizer (placement.<base>.replica_join_timeout_s, replica_timeout_s,
+# shard_optimizer in a run config); the tests add rank, world_size, store and group.
+TIMEOUTS = {"join_timeout_s": 60, "timeout_s": 60, "shard_optimizer": False}
 
 
 def free_port() -> int:
@@ -35,6 +40,8 @@ def answer(client: EngineClient, rid: int) -> dict:
 
 @pytest.fixture
 def replicas():
+    if ON_GPU:
+        pytest.skip("two engine replicas on one GPU: an NCCL group takes one GPU per rank")
     pair = [EngineClient(timeout=120), EngineClient(timeout=120)]
     yield pair
     for c in pair:
@@ -71,7 +78,7 @@ def test_two_replicas_take_the_single_engine_step(eng, replicas, tiny_model, tmp
     shared = tmp_path / "replicas"  # one checkpoint folder for both (a shared file system)
     for c in replicas:
         load(c, kind, tiny_model, shared)
-    group = {"world_size": 2, "store": f"127.0.0.1:{free_port()}", "group": "run/p/v0/attempt1", "timeout_s": 60}
+    group = {"world_size": 2, "store": f"127.0.0.1:{free_port()}", "group": "run/p/v0/attempt1", **TIMEOUTS}
     # Whole groups per replica: the plan group to rank 0, the tool group to rank 1.
     ids = [send(c, "update", policy="p", from_version=0, samples=samples[4 * r: 4 * r + 4], checkpoint_root=str(shared),
                 distributed={**group, "rank": r}, **UPDATE) for r, c in enumerate(replicas)]
@@ -108,10 +115,11 @@ def test_a_missing_peer_fails_the_step_and_nothing_is_written(eng, replicas, tin
         load(c, "full", tiny_model, shared)
     store = f"127.0.0.1:{free_port()}"
     # Rank 1's engine dies as the step starts: rank 0 fails (at once, or after the timeout).
+    short = {**TIMEOUTS, "join_timeout_s": 5, "timeout_s": 5}
     rid = send(replicas[0], "update", policy="p", from_version=0, samples=samples[:4], checkpoint_root=str(shared),
-               distributed={"rank": 0, "world_size": 2, "store": store, "group": "attempt1", "timeout_s": 5}, **UPDATE)
+               distributed={"rank": 0, "world_size": 2, "store": store, "group": "attempt1", **short}, **UPDATE)
     send(replicas[1], "update", policy="p", from_version=0, samples=samples[4:], checkpoint_root=str(shared),
-         distributed={"rank": 1, "world_size": 2, "store": store, "group": "attempt1", "timeout_s": 5}, **UPDATE)
+         distributed={"rank": 1, "world_size": 2, "store": store, "group": "attempt1", **short}, **UPDATE)
     replicas[1].proc.kill()
     failed = answer(replicas[0], rid)
     assert not failed["ok"] and failed["error"]["type"] == "ReplicaGroupFailed", failed
@@ -122,7 +130,7 @@ def test_a_missing_peer_fails_the_step_and_nothing_is_written(eng, replicas, tin
     load(replicas[1], "full", tiny_model, shared)
     assert replicas[0].ok("load", policy="p", kind="full", model_path=tiny_model, optim={**OPTIM, "lr": 3e-3},
                           checkpoint_root=str(shared))["version"] == 0
-    group = {"world_size": 2, "store": store, "group": "attempt2", "timeout_s": 60}
+    group = {"world_size": 2, "store": store, "group": "attempt2", **TIMEOUTS}
     ids = [send(c, "update", policy="p", from_version=0, samples=samples[4 * r: 4 * r + 4], checkpoint_root=str(shared),
                 distributed={**group, "rank": r}, **UPDATE) for r, c in enumerate(replicas)]
     done = [answer(c, i) for c, i in zip(replicas, ids)]
@@ -132,10 +140,16 @@ def test_a_missing_peer_fails_the_step_and_nothing_is_written(eng, replicas, tin
 
 def test_bad_distributed_fields_are_named(eng, tiny_model, tmp_path):
     samples = batch(eng, "full", tiny_model, tmp_path)
-    r = eng.update("p", 0, samples, tmp_path, distributed={"rank": 2, "world_size": 2, "store": "127.0.0.1:1", "group": "g"})
+    spec = {"rank": 2, "world_size": 2, "store": "127.0.0.1:1", "group": "g", **TIMEOUTS}
+    r = eng.update("p", 0, samples, tmp_path, distributed=spec)
     assert not r["ok"] and "distributed.rank 2" in r["error"]["message"]
-    r = eng.update("p", 0, samples, tmp_path, distributed={"rank": 0, "world_size": 2, "store": "nowhere", "group": "g"})
+    r = eng.update("p", 0, samples, tmp_path, distributed={**spec, "rank": 0, "store": "nowhere"})
     assert not r["ok"] and "distributed.store" in r["error"]["message"]
+    # Every field is required: the timeouts and shard_optimizer are the run config's (placement.*).
+    r = eng.update("p", 0, samples, tmp_path, distributed={"rank": 0, "world_size": 2, "store": "127.0.0.1:1", "group": "g"})
+    assert not r["ok"] and r["error"]["type"] == "BadRequest"
+    assert r["error"]["message"] == ("update: missing field(s) distributed.timeout_s, distributed.join_timeout_s, "
+                                     "distributed.shard_optimizer"), r
 
 
 def test_replicas_that_disagree_fail_loudly_and_save_nothing(eng, replicas, tiny_model, tmp_path):
@@ -144,7 +158,7 @@ def test_replicas_that_disagree_fail_loudly_and_save_nothing(eng, replicas, tiny
     shared = tmp_path / "replicas"
     for c, lr in zip(replicas, (3e-3, 1e-3)):
         c.ok("load", policy="p", kind="full", model_path=tiny_model, optim={**OPTIM, "lr": lr}, checkpoint_root=str(shared))
-    group = {"world_size": 2, "store": f"127.0.0.1:{free_port()}", "group": "mismatch", "timeout_s": 60}
+    group = {"world_size": 2, "store": f"127.0.0.1:{free_port()}", "group": "mismatch", **TIMEOUTS}
     ids = [send(c, "update", policy="p", from_version=0, samples=samples[4 * r: 4 * r + 4], checkpoint_root=str(shared),
                 distributed={**group, "rank": r}, **UPDATE) for r, c in enumerate(replicas)]
     results = [answer(c, i) for c, i in zip(replicas, ids)]
@@ -174,9 +188,9 @@ def test_a_sharded_optimizer_takes_the_single_engine_steps(eng, replicas, tiny_m
     store = f"127.0.0.1:{free_port()}"
 
     def step(version):
-        group = {"world_size": 2, "store": store, "group": f"sharded/v{version}", "timeout_s": 60, "shard_optimizer": True}
+        group = {"world_size": 2, "store": store, "group": f"sharded/v{version}", **TIMEOUTS, "shard_optimizer": True}
         ids = [send(c, "update", policy="p", from_version=version, samples=samples[4 * r: 4 * r + 4],
-                    checkpoint_root=str(shared), distributed={**group, "rank": r}, keep_last=1, **UPDATE)
+                    checkpoint_root=str(shared), distributed={**group, "rank": r}, **{**UPDATE, "keep_last": 1})
                for r, c in enumerate(replicas)]
         done = [answer(c, i) for c, i in zip(replicas, ids)]
         assert all(d["ok"] for d in done), done
@@ -220,10 +234,10 @@ def test_replicas_take_the_same_number_of_ppo_steps(eng, replicas, tiny_model, t
     shared = tmp_path / "replicas"
     for c in replicas:
         load(c, "full", tiny_model, shared)
-    group = {"world_size": 2, "store": f"127.0.0.1:{free_port()}", "group": "ppo", "timeout_s": 60}
+    group = {"world_size": 2, "store": f"127.0.0.1:{free_port()}", "group": "ppo", **TIMEOUTS}
     shares = [samples[:7], samples[7:]]  # uneven on purpose: rank 1's share gives empty mini-batches
     ids = [send(c, "update", policy="p", from_version=0, samples=shares[r], checkpoint_root=str(shared),
-                distributed={**group, "rank": r}, ppo_mini_batch_size=3, ppo_epochs=2, **UPDATE)
+                distributed={**group, "rank": r}, **{**UPDATE, "ppo_mini_batch_size": 3, "ppo_epochs": 2})
            for r, c in enumerate(replicas)]
     done = [answer(c, i) for c, i in zip(replicas, ids)]
     assert all(d["ok"] for d in done), done

@@ -93,10 +93,11 @@ def test_a_bad_samples_file_is_refused_naming_the_file_and_the_fault(eng, tiny_m
             path.write_bytes(b"not a safetensors file")
         elif replace is not None:
             write_samples_file(path, good, **replace)
-        resp = eng.call("update", policy="p", from_version=0, samples_file=str(path), checkpoint_root=str(tmp_path / "ck"))
+        resp = eng.call("update", policy="p", from_version=0, samples_file=str(path), checkpoint_root=str(tmp_path / "ck"),
+                        **UPDATE)
         assert resp["ok"] is False and resp["error"]["type"] == "BadRequest", name
         assert str(path) in resp["error"]["message"] and message in resp["error"]["message"], (name, resp["error"]["message"])
     both = eng.call("update", policy="p", from_version=0, samples=good, samples_file=str(tmp_path / "x"),
-                    checkpoint_root=str(tmp_path / "ck"))
+                    checkpoint_root=str(tmp_path / "ck"), **UPDATE)
     assert both["ok"] is False and "not both" in both["error"]["message"]
     assert eng.ok("ping")["policies"]["p"] == 0, "nothing was trained"

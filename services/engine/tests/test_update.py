@@ -8,11 +8,12 @@ import math
 import pytest
 import torch
 
-from conftest import LORA, OPTIM, PLAN_PROMPT, TOOL_PROMPT, as_train
+from conftest import LORA, OPTIM, PLAN_PROMPT, TOOL_PROMPT, UPDATE, as_train
 from tandem_engine.policy import lr_factor
 from test_lora import logprobs_under
 
 
+@pytest.mark.fp32
 def test_l1_shared_policy_learns_from_both_agents(eng, tiny_model, tmp_path):
     root = tmp_path / "shared"
     eng.load_full("shared", tiny_model, root, optim={**OPTIM, "lr": 3e-3})
@@ -37,18 +38,21 @@ def test_l1_shared_policy_learns_from_both_agents(eng, tiny_model, tmp_path):
 
 
 @pytest.mark.parametrize("loss_agg", ["token-mean", "seq-mean-token-mean"])
+@pytest.mark.fp32
 def test_micro_batches_equal_full_batch(eng, tiny_model, tmp_path, loss_agg):
     for name in ("small", "big"):
-        eng.load_full(name, tiny_model, tmp_path / name)
+        eng.load_full(name, tiny_model, tmp_path / name, optim={**OPTIM, "lr": 1e-2})
     samples = eng.gen("small", PLAN_PROMPT, n=2, seed=11, max_new_tokens=8) + \
         eng.gen("small", TOOL_PROMPT, n=2, seed=12, max_new_tokens=5)
-    # Off-policy rollout log-probs (ratio != 1) so that clipping, dual clip and KL all take part.
+    # Two epochs: the old log-probs are fixed (by a pass that is micro-batched too) before the first
+    # step, so the second sees ratios away from 1 and clipping, dual clip and KL all take part. The
+    # rollout log-probs are off the policy's so that the gap is not 0.
     train = []
     for i, (s, adv) in enumerate(zip(samples, [1.0, -0.5, 0.7, -1.2])):
         x = as_train(s, adv, f"s{i}")
         x["logprobs"] = [lp + 0.3 * math.sin(3 * j + i) for j, lp in enumerate(x["logprobs"])]
         train.append(x)
-    kw = dict(loss_agg=loss_agg, old_logprobs="rollout", dual_clip_c=1.5, kl_coef=0.1)
+    kw = dict(loss_agg=loss_agg, ppo_epochs=2, dual_clip_c=1.5, kl_coef=0.1)
     eng.update("small", 0, train, tmp_path / "small", micro_batch_tokens=1, **kw)  # one sample per micro-batch
     r1 = eng.update("small", 1, train, tmp_path / "small", micro_batch_tokens=1, **kw)["result"]
     eng.update("big", 0, train, tmp_path / "big", micro_batch_tokens=100_000, **kw)
@@ -87,6 +91,7 @@ def test_lr_schedule_warmup_from_min_lr_as_verl(eng, tiny_model, tmp_path):
 
 
 @pytest.mark.parametrize("kind", ["lora", "full"])
+@pytest.mark.fp32
 def test_kl_to_reference(eng, tiny_model, tmp_path, kind):
     root = tmp_path / "ck"
     optim = {**OPTIM, "lr": 2e-2}
@@ -102,23 +107,54 @@ def test_kl_to_reference(eng, tiny_model, tmp_path, kind):
     assert 0 < r1["kl"] < r2["kl"] and r2["loss"] == pytest.approx(r2["pg_loss"] + 0.5 * r2["kl"], abs=1e-6)
     # The reference is the initial model: its log-probs are the version-0 rollout's.
     ref = p.reference_logprobs([sample["prompt_ids"]], [sample["response_ids"]])[0]
-    assert torch.allclose(ref, torch.tensor(sample["logprobs"]), atol=1e-5)
+    assert torch.allclose(ref.cpu(), torch.tensor(sample["logprobs"]), atol=1e-5)
 
 
-def test_rollout_ratio_and_dual_clip(eng, tiny_model, tmp_path):
-    """With old_logprobs="rollout" the ratio is new/rollout: here exp(2) for every token, A = -1."""
+def test_old_logprobs_are_the_trainers_and_the_clip_settings_reach_the_loss(eng, tiny_model, tmp_path, monkeypatch):
+    """The ratio's old log-probs are the trainer's own, not the rollout's: rollout log-probs 2 below
+    the policy's change the gap only (one step: ratio 1, pg_loss = -A, nothing clipped). The request's
+    clip settings are the loss's (ppo.policy_loss, whose dual clip test_loss_trl.py checks by hand)."""
+    import tandem_engine.policy as policy
+
+    calls, real = [], policy.policy_loss
+
+    def spy(*args, **kw):
+        calls.append({k: kw[k] for k in ("clip_low", "clip_high", "dual_clip_c", "loss_agg", "kl_coef")})
+        return real(*args, **kw)
+
+    monkeypatch.setattr(policy, "policy_loss", spy)
     eng.load_full("dc", tiny_model, tmp_path / "a")
     s = eng.gen("dc", PLAN_PROMPT, seed=5, max_new_tokens=6)[0]
     x = {**as_train(s, -1.0), "logprobs": [lp - 2.0 for lp in s["logprobs"]]}
-    plain = eng.update("dc", 0, [x], tmp_path / "a", old_logprobs="rollout")["result"]
-    assert plain["pg_loss"] == pytest.approx(math.exp(2), rel=1e-4)  # unbounded branch r|A|
-    assert plain["clip_fraction"] == 0 and plain["logprob_gap"] == pytest.approx(2.0, abs=1e-4)
-    assert plain["approx_kl"] == pytest.approx(math.exp(2) - 1 - 2, rel=1e-4)
-    eng.ok("unload", policy="dc")
-    eng.load_full("dc", tiny_model, tmp_path / "b")
-    capped = eng.update("dc", 0, [x], tmp_path / "b", old_logprobs="rollout", dual_clip_c=3.0)["result"]
-    assert capped["pg_loss"] == pytest.approx(3.0, abs=1e-6) and capped["clip_fraction"] == 1.0
-    assert capped["grad_norm"] == 0.0
+    r = eng.update("dc", 0, [x], tmp_path / "a", clip_low=0.1, clip_high=0.3, dual_clip_c=3.0,
+                   loss_agg="seq-mean-token-mean", kl_coef=0.0)["result"]
+    assert r["pg_loss"] == pytest.approx(1.0, abs=1e-6) and r["clip_fraction"] == 0
+    assert r["approx_kl"] == pytest.approx(0, abs=1e-7) and r["logprob_gap"] == pytest.approx(2.0, abs=1e-4)
+    assert calls == [dict(clip_low=0.1, clip_high=0.3, dual_clip_c=3.0, loss_agg="seq-mean-token-mean", kl_coef=0.0)]
+
+
+def test_behaviour_weight_cap_weights_stale_samples_and_reports_them(eng, tiny_model, tmp_path):
+    """With behaviour_weight_cap, samples whose rollout log-probs lie log(4) below the policy's on
+    their first two tokens and log(2) above it elsewhere (as if an older version generated them)
+    get weights min(4, 2) = 2 and 0.5; one step, ratio 1: pg_loss = -A x the mean weight.
+    Null: the on-policy result, the same as with weights left out."""
+    eng.load_full("st", tiny_model, tmp_path / "a")
+    s = eng.gen("st", PLAN_PROMPT, seed=5, max_new_tokens=6)[0]
+    n = len(s["response_ids"])
+    assert n >= 3
+    shift = [math.log(4.0)] * 2 + [-math.log(2.0)] * (n - 2)
+    x = {**as_train(s, 1.0), "logprobs": [lp - d for lp, d in zip(s["logprobs"], shift)]}
+    r = eng.update("st", 0, [x], tmp_path / "a", behaviour_weight_cap=2.0)["result"]
+    mean_w = (2 * 2.0 + (n - 2) * 0.5) / n
+    assert r["is_weight_mean"] == pytest.approx(mean_w, rel=1e-4)
+    assert r["is_weight_max"] == pytest.approx(4.0, rel=1e-4)
+    assert r["is_truncated_fraction"] == pytest.approx(2 / n)
+    assert r["pg_loss"] == pytest.approx(-mean_w, rel=1e-4)
+    eng.load_full("on", tiny_model, tmp_path / "b")
+    plain = eng.update("on", 0, [x], tmp_path / "b", behaviour_weight_cap=None)["result"]
+    assert plain["pg_loss"] == pytest.approx(-1.0, abs=1e-6) and "is_weight_mean" not in plain
+    bad = eng.update("on", 1, [x], tmp_path / "b", behaviour_weight_cap=0.5)
+    assert not bad["ok"] and "behaviour_weight_cap must be >= 1" in bad["error"]["message"]
 
 
 def test_idempotent_by_version(eng, tiny_model, tmp_path):
@@ -151,20 +187,37 @@ def test_update_validation(eng, tiny_model, tmp_path):
     eng.load_full("v", tiny_model, tmp_path / "ck")
     s = as_train(eng.gen("v", PLAN_PROMPT, seed=1, max_new_tokens=3)[0], 1.0)
     for bad in [dict(loss_agg="sum"), dict(dual_clip_c=0.5), dict(micro_batch_tokens=0), dict(kl_coef=-1.0),
-                dict(old_logprobs="other"), dict(samples=[{**s, "logprobs": [0.0]}]),
+                dict(samples=[{**s, "logprobs": [0.0]}]),
                 dict(samples=[{**s, "response_ids": [10**9]}])]:
         kw = dict(bad)
         samples = kw.pop("samples", [s])
         resp = eng.update("v", 0, samples, tmp_path / "ck", **kw)
         assert resp["ok"] is False and resp["error"]["type"] == "BadRequest", (bad, resp)
-    resp = eng.call("load", policy="x", kind="lora", model_path=tiny_model, base="b", optim=OPTIM)  # no lora
-    assert resp["ok"] is False and resp["error"]["type"] == "BadRequest"
+    # Every field is required (the caller sends what its run config resolved), each named when missing;
+    # dual_clip_c, ppo_mini_batch_size, keep_last and keep_every may be null, but not left out.
+    full = dict(policy="v", from_version=0, samples=[s], checkpoint_root=str(tmp_path / "ck"), **UPDATE)
+    for name in ("checkpoint_root", *UPDATE):
+        resp = eng.call("update", **{k: v for k, v in full.items() if k != name})
+        assert resp["ok"] is False and resp["error"]["type"] == "BadRequest", (name, resp)
+        assert resp["error"]["message"].startswith(f"update: missing field '{name}'"), resp
+    resp = eng.call("update", **{**full, "micro_batch_tokens": None})
+    assert resp["error"]["message"] == "update: missing field 'micro_batch_tokens'", resp
+    assert eng.ok("ping")["policies"]["v"] == 0, "nothing was trained"
     resp = eng.call("load", policy="x", kind="lora", model_path=tiny_model, base="b", optim=OPTIM,
-                    lora={**LORA, "target_modules": ["no_such_module"]})
+                    checkpoint_root="")  # no lora
+    assert resp["ok"] is False and resp["error"] == {"type": "BadRequest", "message": "load: missing field 'lora'"}
+    for name in LORA:
+        lora = {k: v for k, v in LORA.items() if k != name}
+        resp = eng.call("load", policy="x", kind="lora", model_path=tiny_model, base="b", optim=OPTIM, lora=lora,
+                        checkpoint_root="")
+        assert resp["error"] == {"type": "BadRequest", "message": f"load: missing field 'lora.{name}'"}, resp
+    resp = eng.call("load", policy="x", kind="lora", model_path=tiny_model, base="b", optim=OPTIM,
+                    lora={**LORA, "target_modules": ["no_such_module"]}, checkpoint_root="")
     assert resp["ok"] is False and "x" not in eng.ok("ping")["policies"]
     assert eng.engine.bases == {}
 
 
+@pytest.mark.fp32
 def test_ppo_mini_batches_and_epochs(eng, tiny_model, tmp_path):
     """ppo_mini_batch_size / ppo_epochs: several optimizer steps per update, old log-probs fixed
     before the first, so the later steps see ratios away from 1 and the clip acts; one version and
@@ -192,6 +245,7 @@ def test_ppo_mini_batches_and_epochs(eng, tiny_model, tmp_path):
 
 
 @pytest.mark.parametrize("kind", ["full", "lora"])
+@pytest.mark.fp32
 def test_gradient_checkpointing_gives_the_same_logprobs_and_gradients(eng, tiny_model, tmp_path, kind, monkeypatch):
     """gradient_checkpointing: each sample on its own, its layers and its logits (a few positions at
     a time here) made again in the backward pass; the same log-probs, entropies and gradients as the
@@ -207,7 +261,7 @@ def test_gradient_checkpointing_gives_the_same_logprobs_and_gradients(eng, tiny_
 
     p = eng.engine.policies["k"]
     params = [q for g in p.optimizer.param_groups for q in g["params"]]
-    weights = torch.tensor([s["advantage"] for s in samples])[:, None]
+    weights = torch.tensor([s["advantage"] for s in samples], device=p.device)[:, None]
     got = {}
     p.backbone.model.train()
     for checkpointing in (False, True):
