@@ -10,7 +10,7 @@
 // update that consumes it. Updates stay in iteration order, one after the other. A stop, the end
 // and continue-as-new first let the updates in flight finish (continue-as-new carries no update in
 // flight). N = 0: each iteration's episodes wait for the previous iteration's updates, as before.
-import { ApplicationFailure, condition, continueAsNew, executeChild, log, patched, setHandler, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, condition, continueAsNew, executeChild, log, patched, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
 import { policiesOf, trainable, workerQueues } from '../policy/spec.js';
 import { checkRunConfig } from '../configs/check.js';
 import { formatIssues } from '../configs/schema.js';
@@ -239,6 +239,10 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
     } else {
       finishing = finishing.then(() => finishIteration(it, summaries, () => Date.now() - startedAt));
       finishing.catch((error) => failures.push(error));
+      // End this workflow task here, so that the update's activity is scheduled now: the next
+      // iteration's opening runs local activities, which would hold the task (and the update) open
+      // until they finish (bench/RESULTS.md, "async": about 1 s per iteration).
+      await sleep(1);
     }
 
     if (life.stopRequested) break;

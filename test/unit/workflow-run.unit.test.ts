@@ -385,6 +385,9 @@ test('rollout.max_staleness 1: the next iteration plays while an update runs, wi
   await g.reached;
   // Iteration 1's episodes play to their end while iteration 0's update is held, opened at version 0...
   await until("iteration 1's episodes played to their end", async () => (published(h.calls).filter((e) => e.event.type === 'EpisodeFinished').length >= 2 * EPISODES ? true : undefined));
+  // The update went out before the next iteration's opening (its local activities would have held it back).
+  const updateCall = h.calls.findIndex((c) => c.name === 'updatePolicy');
+  assert.ok(updateCall >= 0 && updateCall < publishing(h.calls, 'EpisodeStarted', (e) => e.episodeId.startsWith(`${runId}/it1/`)), 'update 0 scheduled before iteration 1 opened');
   const turns1 = inputsOf(h.calls, 'agentTurn').filter((t) => t.iteration === 1);
   assert.ok(turns1.every((t) => t.policyVersion === 0 && t.newerWithin === 1), 'iteration 1 samples from version 0 (or, in the engine, version 1)');
   // ...but iteration 2's wait: its samples would be 2 versions older than their update.
