@@ -12,7 +12,7 @@ import { tandemDataConverter } from '../infra/temporal/payloadStore.js';
 import { instrumentActivities } from './metrics/activities.js';
 import { createWorkerMetrics } from './metrics/workerMetrics.js';
 import { heartbeatWhileRunning } from './heartbeat.js';
-import { connectTemporal, startMetricsEndpoint } from './worker-common.js';
+import { connectTemporal, startMetricsEndpoint } from './workerCommon.js';
 
 const s = stackSettings();
 const metrics = createWorkerMetrics('cpu-worker');

@@ -24,7 +24,7 @@ import { instrumentActivities } from './metrics/activities.js';
 import { MeteredEngineClient, observeEngine } from './metrics/engine.js';
 import { createEngineMetrics, createWorkerMetrics } from './metrics/workerMetrics.js';
 import { heartbeatWhileRunning } from './heartbeat.js';
-import { connectTemporal, option, options, portOption, startMetricsEndpoint } from './worker-common.js';
+import { connectTemporal, option, options, portOption, startMetricsEndpoint } from './workerCommon.js';
 
 const s = stackSettings();
 const taskQueue = option(process.argv, 'task-queue', s.policyQueue);

@@ -1,15 +1,16 @@
-// The projector: consumes the events topic into Postgres. Each event is appended to the
-// events table (idempotent by event id, hash-chained per stream) and projected into the read
-// models; the events of one Kafka batch (at most maxBytesPerPartition of them) in one transaction
-// (projector/append.ts). The Kafka offsets are committed after the transaction, so a crash
-// re-delivers, never loses.
+// The projector process (`stack up` starts it by this path, as service `projector`; `tandem
+// projector rebuild` is the CLI's command, services/cli/projector.ts): consumes the events topic
+// into Postgres. Each event is appended to the events table (idempotent by event id, hash-chained
+// per stream) and projected into the read models; the events of one Kafka batch (at most
+// maxBytesPerPartition of them) in one transaction (the event store's eventStore/append.ts). The
+// Kafka offsets are committed after the transaction, so a crash re-delivers, never loses.
 import { drizzle } from 'drizzle-orm/node-postgres';
 import type { EventEnvelope } from '../domain/events.js';
 import { applyMigrations } from '../infra/db/migrate.js';
 import { openPool } from '../infra/db/pool.js';
 import { makeKafka } from '../infra/kafka/client.js';
 import { MAX_RECORD_BYTES, PROJECTOR_GROUP, readyLine, stackSettings, TOPICS } from '../infra/settings.js';
-import { appendEvents } from './projector/append.js';
+import { appendEvents } from './eventStore/append.js';
 
 const s = stackSettings();
 // The projector writes the schema: a stack whose Postgres was already up gets new migrations here.

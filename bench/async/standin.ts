@@ -24,7 +24,7 @@ import type { PolicyRef } from '../../policy/ref.js';
 import { readyLine, stackSettings } from '../../infra/settings.js';
 import { tandemDataConverter } from '../../infra/temporal/payloadStore.js';
 import { heartbeatWhileRunning } from '../../services/heartbeat.js';
-import { connectTemporal, option } from '../../services/worker-common.js';
+import { connectTemporal, option } from '../../services/workerCommon.js';
 import { Device, type UpdateModel } from './device.js';
 import { deviceCosts, GPUS, lengthOf, maxRowsOf, MODELS, type WorkShape } from './model.js';
 

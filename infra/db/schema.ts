@@ -15,7 +15,7 @@ export const events = pgTable('events', {
   recordedAt: timestamp('recorded_at', { withTimezone: true }).notNull().defaultNow(),
   /**
    * Hash chain per stream: sha256(hash of the stream's previous event || canonical JSON of
-   * (stream, position, type, data)), hex (services/projector/hashChain.ts). Null on rows
+   * (stream, position, type, data)), hex (services/eventStore/hashChain.ts). Null on rows
    * recorded before the chain existed.
    */
   hash: text('hash'),

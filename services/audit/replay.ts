@@ -10,7 +10,7 @@ import type { EpisodeSetup, TandemEvent, TurnGroupScoredEvent } from '../../doma
 import { mean } from '../../domain/summaries.js';
 import { envOf } from '../../envs/index.js';
 import type { Scored } from '../../envs/types.js';
-import { canonicalJson } from '../projector/hashChain.js';
+import { canonicalJson } from '../eventStore/hashChain.js';
 
 type EpisodeStarted = Extract<TandemEvent, { type: 'EpisodeStarted' }>;
 type EpisodeFinished = Extract<TandemEvent, { type: 'EpisodeFinished' }>;

@@ -14,7 +14,7 @@ import { episodeSetup, type TandemEvent } from '../../domain/events.js';
 import { episodeOfStream, episodeStream, iterationEpisodesPrefix, runStream, updateStream } from '../../domain/ids.js';
 import { readEvent } from '../../domain/upcast.js';
 import { events, streams } from '../../infra/db/schema.js';
-import { checkChain } from '../projector/hashChain.js';
+import { checkChain } from '../eventStore/hashChain.js';
 import { expectedAdvantages, likePrefix, sameAdvantage } from './advantages.js';
 import { episodeRecord, replayEpisode, type EnvFunctions, type EpisodeRecord } from './replay.js';
 

@@ -1,6 +1,6 @@
 // `tandem projector rebuild [--json]`: the read models again, from the events table alone.
 import type { Command } from 'commander';
-import { rebuildReadModels, READ_MODEL_TABLES } from '../projector/rebuild.js';
+import { rebuildReadModels, READ_MODEL_TABLES } from '../eventStore/rebuild.js';
 import { printJson, type Act } from './args.js';
 import { withDatabase } from '../client/database.js';
 

@@ -1,6 +1,6 @@
 // What the dashboard's pages show, as JSON: the runs (Postgres' runs table; for a running run also
 // its progress query: status, iteration, ETA), a run's progress, and a run's record: its charts
-// (services/report/charts.ts, as ECharts options), evaluations and training episodes
+// (services/report/runCharts.ts, as ECharts options), evaluations and training episodes
 // (services/report/load.ts). A run whose row says it has ended is not asked: the row says it all.
 // While a run runs, its state also carries the engine's busy fraction (engineBusy.ts).
 import type { Client } from '@temporalio/client';
@@ -10,8 +10,8 @@ import { episodes, evaluations, runs } from '../../infra/db/schema.js';
 import { progressQuery, type RunProgress } from '../../workflows/messages.js';
 import type { trainingRun } from '../../workflows/trainingRun.js';
 import { etaMs, formatDuration, fractionDone, iterationText } from '../client/progressView.js';
-import { chartOption, pointCount } from '../report/chart.js';
-import { reportCharts } from '../report/charts.js';
+import { chartOption, pointCount } from '../report/chartOption.js';
+import { reportCharts } from '../report/runCharts.js';
 import { episodeScore } from '../report/episodes.js';
 import { loadRunData, type RunData } from '../report/load.js';
 

@@ -1,6 +1,6 @@
 // The report's HTML: index.html (run summary, plots, episode table) and the episode pages.
-import { CHART_SIZE } from './chart.js';
-import type { NamedChart } from './charts.js';
+import { CHART_SIZE } from './chartOption.js';
+import type { NamedChart } from './runCharts.js';
 import { episodePagePath, episodeScore } from './episodes.js';
 import type { Transcript, TranscriptStep } from '../audit/transcript.js';
 import type { RunData } from './load.js';

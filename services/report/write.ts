@@ -5,7 +5,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { NodePgDatabase } from 'drizzle-orm/node-postgres';
 import { loadTranscript } from '../audit/transcript.js';
-import { reportCharts } from './charts.js';
+import { reportCharts } from './runCharts.js';
 import { episodePagePath, episodesToLink } from './episodes.js';
 import { episodePage, indexPage } from './html.js';
 import { loadRunData } from './load.js';

@@ -14,7 +14,7 @@ import { episodeStream, runStream, updateStream } from '../../domain/ids.js';
 import { events } from '../../infra/db/schema.js';
 import { CPU_QUEUE } from '../../infra/settings.js';
 import { loadTranscript } from '../../services/audit/transcript.js';
-import { READ_MODEL_TABLES } from '../../services/projector/rebuild.js';
+import { READ_MODEL_TABLES } from '../../services/eventStore/rebuild.js';
 import { trainingRun } from '../../workflows/trainingRun.js';
 import { eventually } from '../support/eventually.js';
 import { database, temporal } from '../support/stack.js';

@@ -17,9 +17,9 @@ import { checkpoints, events, samples, streams } from '../../infra/db/schema.js'
 import { applyMigrations, ensureDatabase } from '../../infra/db/migrate.js';
 import { lazyProducer } from '../../infra/kafka/client.js';
 import { projectPath, TOPICS } from '../../infra/settings.js';
-import { appendEvents } from '../../services/projector/append.js';
-import { checkChain } from '../../services/projector/hashChain.js';
-import { READ_MODEL_TABLES, rebuildReadModels } from '../../services/projector/rebuild.js';
+import { appendEvents } from '../../services/eventStore/append.js';
+import { checkChain } from '../../services/eventStore/hashChain.js';
+import { READ_MODEL_TABLES, rebuildReadModels } from '../../services/eventStore/rebuild.js';
 import { eventually } from '../support/eventually.js';
 import { database, kafka, settings } from '../support/stack.js';
 

@@ -2,7 +2,7 @@
 // ordered, and a changed, deleted or re-ordered event breaks the chain at that event.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { canonicalJson, checkChain, eventHash } from '../../services/projector/hashChain.js';
+import { canonicalJson, checkChain, eventHash } from '../../services/eventStore/hashChain.js';
 
 const stream = 'episode:r/it0/ep0';
 

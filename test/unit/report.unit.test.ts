@@ -3,8 +3,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { LineSeriesOption } from 'echarts';
-import { CHART_SIZE, chartOption, pointCount } from '../../services/report/chart.js';
-import { reportCharts } from '../../services/report/charts.js';
+import { CHART_SIZE, chartOption, pointCount } from '../../services/report/chartOption.js';
+import { reportCharts } from '../../services/report/runCharts.js';
 import { episodePagePath, episodesToLink, LINK_ALL_UP_TO } from '../../services/report/episodes.js';
 import { episodePage, indexPage } from '../../services/report/html.js';
 import type { RunData } from '../../services/report/load.js';

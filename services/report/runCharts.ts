@@ -1,7 +1,8 @@
 // Which charts a run has, with their captions: the one home of them, for `tandem report` (PNGs)
 // and the dashboard (drawn live in the browser). Computed from a run's read models (pure: RunData
-// in, chart specs out; chart.ts makes each an ECharts option). Iterations and turns are shown from 1.
-import type { ChartSpec, Series } from './chart.js';
+// in, chart specs out; chartOption.ts makes each an ECharts option). Iterations and turns are
+// shown from 1.
+import type { ChartSpec, Series } from './chartOption.js';
 import type { RunData } from './load.js';
 
 export interface NamedChart {

@@ -1,4 +1,6 @@
-// Appending events to the event store: each event's row with its place in the hash chain, its
+// Appending events to the event store (this folder: the events table with its hash chain, and the
+// read models projected from it; run by the projector process, services/projector.ts, and by
+// `tandem projector rebuild`): each event's row with its place in the hash chain, its
 // stream head and the read models; the events of one Kafka batch in one transaction (one commit,
 // one WAL flush, for the lot: the projector's cost per event at a training's rate). Idempotent by
 // event id: a re-delivered event is skipped whole, so it neither duplicates a row nor projects
