@@ -6,12 +6,11 @@
 // (the audit finds each sample's update by its iteration) and `episodes show` names each
 // candidate's generating version and consuming update.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { after, before, test } from 'node:test';
-import { promisify } from 'node:util';
 import { asc, eq } from 'drizzle-orm';
 import { events, samples } from '../../infra/db/schema.js';
 import type { RunProgress } from '../../workflows/messages.js';
+import { tandem } from '../support/cli.js';
 import { eventually } from '../support/eventually.js';
 import { database, temporal } from '../support/stack.js';
 
@@ -24,17 +23,6 @@ after(async () => {
   await t.close();
   await pg.close();
 });
-
-/** Runs the CLI; resolves with its exit code and output (never rejects on a non-zero exit). */
-async function tandem(...args: string[]): Promise<{ code: number; out: string }> {
-  try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, ['bin/tandem.js', ...args], { encoding: 'utf8', timeout: 600_000 });
-    return { code: 0, out: stdout + stderr };
-  } catch (err) {
-    const e = err as { code?: number; stdout?: string; stderr?: string };
-    return { code: typeof e.code === 'number' ? e.code : -1, out: `${e.stdout ?? ''}${e.stderr ?? ''}` };
-  }
-}
 
 let result: RunProgress;
 

@@ -4,10 +4,8 @@
 // transcripts hold prompts, responses, observations, advantages and the consuming update; and a
 // planted change to a reward or an action, or a deleted event, makes verify fail naming the step.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { after, test } from 'node:test';
-import { promisify } from 'node:util';
 import { and, eq, like, sql } from 'drizzle-orm';
 import { loadRunConfig } from '../../configs/load.js';
 import { episodeStream, runStream, updateStream } from '../../domain/ids.js';
@@ -16,6 +14,7 @@ import { CPU_QUEUE } from '../../infra/settings.js';
 import { loadTranscript } from '../../services/audit/transcript.js';
 import { READ_MODEL_TABLES } from '../../services/eventStore/rebuild.js';
 import { trainingRun } from '../../workflows/trainingRun.js';
+import { tandem } from '../support/cli.js';
 import { eventually } from '../support/eventually.js';
 import { database, temporal } from '../support/stack.js';
 
@@ -25,17 +24,6 @@ after(async () => {
   await t.close();
   await pg.close();
 });
-
-/** Runs the CLI; resolves with its exit code and output (never rejects on a non-zero exit). */
-async function tandem(...args: string[]): Promise<{ code: number; out: string }> {
-  try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, ['bin/tandem.js', ...args], { encoding: 'utf8', timeout: 600_000 });
-    return { code: 0, out: stdout + stderr };
-  } catch (err) {
-    const e = err as { code?: number; stdout?: string; stderr?: string };
-    return { code: typeof e.code === 'number' ? e.code : -1, out: `${e.stdout ?? ''}${e.stderr ?? ''}` };
-  }
-}
 
 const count = async (where: ReturnType<typeof and>) => Number((await pg.db.select({ n: sql<number>`count(*)` }).from(events).where(where))[0].n);
 
