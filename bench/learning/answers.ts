@@ -13,11 +13,12 @@ import { and, asc, eq, like } from 'drizzle-orm';
 import { applyMoves, parseActionList, type PlanPathState } from '../../envs/planpath/index.js';
 import { turnGroups } from '../../infra/db/schema.js';
 import { withDatabase } from '../../services/client/database.js';
+import type { RunResult } from './resultsFile.js';
 
 const { values } = parseArgs({ options: { stamp: { type: 'string' } } });
 if (!values.stamp) throw new Error('--stamp: the learning-bench results file to read (bench/learning/results/<stamp>.jsonl)');
 const lines = readFileSync(`bench/learning/results/${values.stamp}.jsonl`, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
-const finals: { row: string; seed: number; runId: string; success: number }[] = lines.filter((l) => l.kind === 'final');
+const finals: RunResult[] = lines.filter((l) => l.kind === 'final');
 
 interface Sample { text: string }
 

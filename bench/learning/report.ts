@@ -5,7 +5,7 @@
 import { writeFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { chartPng } from '../../services/report/png.js';
-import type { RunResult, Settings } from './run.js';
+import type { RunResult, Settings } from './resultsFile.js';
 import { CONTRASTS, type Family, type Row, type Suite } from './rows.js';
 import { holm, interval, mean, pairedContrast } from './stats.js';
 

@@ -42,6 +42,7 @@ import { evaluate } from '../../workflows/evaluate.js';
 import { progressQuery } from '../../workflows/messages.js';
 import { trainingRun } from '../../workflows/trainingRun.js';
 import { report } from './report.js';
+import type { RunResult, Settings } from './resultsFile.js';
 import { suiteOf, type Family, type Row } from './rows.js';
 
 function arg(name: string, fallback: string): string {
@@ -66,40 +67,6 @@ function perFamily(name: string): Partial<Record<Family, number[]>> {
   return out;
 }
 
-/** What a results file's runs share: a later run with the same stamp must repeat these. */
-export interface Settings {
-  suite: string;
-  preset: string | null;
-  iterations: number;
-  batch: number;
-  map: number | null;
-  set: string[];
-  testProblems: number;
-  testSamples: number;
-  curveEvery: number;
-  curveProblems: number;
-}
-
-/** One finished row and seed (kind final: evaluated on test problems; tune: on validation problems). */
-export interface RunResult {
-  kind: 'final' | 'tune';
-  row: string;
-  seed: number;
-  /** The learning rate it trained at (null: no training). */
-  lr: number | null;
-  iterations: number;
-  /** Sampled response tokens its updates consumed; null when the bench did not see every iteration (re-attached to a run that had finished). */
-  tokens: number | null;
-  success: number;
-  episodes: number;
-  /** Held-out (validation) success during training, every curveEvery iterations. */
-  curve: { iteration: number; success: number }[];
-  minutes: number;
-  runId: string;
-  commit: string;
-  machine: string;
-  at: string;
-}
 
 const suite = suiteOf(arg('suite', 'planpath'));
 const stamp = arg('stamp', '');

@@ -1,0 +1,38 @@
+// The learning bench's results file, bench/learning/results/<stamp>.jsonl: its first line holds
+// the settings (kind bench), each later line one finished row and seed (RunResult). Written by
+// run.ts, read by report.ts and answers.ts.
+
+/** What a results file's runs share: a later run with the same stamp must repeat these. */
+export interface Settings {
+  suite: string;
+  preset: string | null;
+  iterations: number;
+  batch: number;
+  map: number | null;
+  set: string[];
+  testProblems: number;
+  testSamples: number;
+  curveEvery: number;
+  curveProblems: number;
+}
+
+/** One finished row and seed (kind final: evaluated on test problems; tune: on validation problems). */
+export interface RunResult {
+  kind: 'final' | 'tune';
+  row: string;
+  seed: number;
+  /** The learning rate it trained at (null: no training). */
+  lr: number | null;
+  iterations: number;
+  /** Sampled response tokens its updates consumed; null when the bench did not see every iteration (re-attached to a run that had finished). */
+  tokens: number | null;
+  success: number;
+  episodes: number;
+  /** Held-out (validation) success during training, every curveEvery iterations. */
+  curve: { iteration: number; success: number }[];
+  minutes: number;
+  runId: string;
+  commit: string;
+  machine: string;
+  at: string;
+}
