@@ -30,7 +30,8 @@ node_test() { run_tests --test-concurrency=1 --test-timeout=900000 "$@"; }
   run_tests test/unit/*.unit.test.ts
   echo; echo "== engine tests (pytest)"
   .venv/bin/python -m pytest services/engine/tests -q
-  echo; echo "== GPU check in smoke mode (bench/gpu/check.py --smoke: its every stage, tiny, on the CPU)"; .venv/bin/python -m pytest bench/gpu -q
+  echo; echo "== GPU check in smoke mode (bench/gpu/check.py --smoke: its every stage, tiny, on the CPU)"
+  .venv/bin/python -m pytest bench/gpu -q
   echo; echo "== Python lint of the code environment (ruff: syntax errors, pyflakes)"
   .venv/bin/ruff check --no-cache --select E9,F envs/code
 ) > "$logs/no-stack.log" 2>&1 &
