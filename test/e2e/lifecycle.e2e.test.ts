@@ -139,7 +139,7 @@ test('pause, status, resume and stop from the CLI on a real run: the fields, --j
     new RegExp(`^run .*\\[#*-*\\] +\\d+%  iteration \\d+/${ITERATIONS}`, 'm'),
     /^ {2}status {11}(running|updating)$/m,
     new RegExp(`^ {2}episodes done {4}\\d/${EPISODES} this iteration, \\d in flight$`, 'm'),
-    /^ {2}policy versions {2}shared_model=v\d+$/m,
+    /^ {2}policy versions {2}shared_model=v\d+( \(training v\d+->v\d+\))?$/m,
     /^ {2}updates applied {2}\d+$/m,
     /^ {2}last checkpoint {2}\/\S+$/m,
     /^ {2}mean reward {6}\w+=-?\d/m,
