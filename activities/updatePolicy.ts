@@ -167,6 +167,9 @@ export function createUpdateActivities(deps: EngineDeps & { kafka: Kafka; produc
           ppo_mini_batch_size: input.update.ppo_mini_batch_size ?? null,
           ppo_epochs: input.update.ppo_epochs ?? 1,
           behaviour_weight_cap: input.update.behaviour_weight_cap ?? null,
+          // Asynchronous training: the engine goes on generating (with a copy of the version being
+          // trained) while the update runs. A step over replicas runs alone.
+          overlap: (input.maxStaleness ?? 0) > 0 && !replica,
           checkpoint_root: checkpointRoot(policy, deps.dataDir),
           keep_last: input.checkpoints?.keep_last ?? null,
           keep_every: input.checkpoints?.keep_every ?? null,
@@ -227,6 +230,9 @@ export function createUpdateActivities(deps: EngineDeps & { kafka: Kafka; produc
             is_weight_mean: result.is_weight_mean ?? null,
             is_weight_max: result.is_weight_max ?? null,
             is_truncated_fraction: result.is_truncated_fraction ?? null,
+            // With overlap: seconds the engine decoded during the update, and the serving copy's size.
+            overlap_decode_s: result.overlap?.decode_s ?? null,
+            serving_copy_mb: result.overlap?.copy_mb ?? null,
             // Asynchronous training: how many versions old the samples it trained on were, and how many it set apart.
             ...(input.maxStaleness ? { ...staleness(input.fromVersion, trained), stale_samples: Object.keys(stale).length } : {}),
           }).filter((e): e is [string, number] => e[1] !== null),

@@ -53,7 +53,7 @@ SAMPLING = dict(newer_within=0, n=1, temperature=1.0, top_p=1.0, top_k=-1, min_p
 # An update's fields besides policy, from_version, samples, checkpoint_root (one PPO step, no KL).
 UPDATE = dict(clip_low=0.2, clip_high=0.2, dual_clip_c=None, loss_agg="token-mean", kl_coef=0.0, max_grad_norm=1.0,
               micro_batch_tokens=8192, ppo_mini_batch_size=None, ppo_epochs=1, gradient_checkpointing=False,
-              keep_last=None, keep_every=None, behaviour_weight_cap=None)
+              keep_last=None, keep_every=None, behaviour_weight_cap=None, overlap=False)
 
 
 def tempdir(prefix: str) -> str:

@@ -218,6 +218,9 @@ export type UpdateRequest = {
   gradient_checkpointing: boolean;
   /** Decoupled PPO's cap on the behaviour weights; null: the on-policy loss. */
   behaviour_weight_cap: number | null;
+  /** Run beside the decoding, the policy's rows served by a copy of the version being trained
+   * (asynchronous training; tandem_engine/serving.py); false: once no rows decode, alone. */
+  overlap: boolean;
   /** Checkpoint retention; null: keep all (keep_last), none extra (keep_every). */
   keep_last: number | null;
   keep_every: number | null;
@@ -285,11 +288,16 @@ export interface UpdateResult {
   is_weight_mean?: number;
   is_weight_max?: number;
   is_truncated_fraction?: number;
+  /** With `overlap`: the serving copy made ("adapter" | "model"; null and `reason` when it ran alone),
+   * its MiB, and the seconds the engine decoded while the update ran. */
+  overlap?: { copy: 'adapter' | 'model' | null; copy_mb: number; reason: string | null; decode_s: number };
 }
 
 /** The `stats` op: counters since the engine started, and its rows now. */
 export interface EngineStats {
+  /** Seconds prefilling and decoding, and in updates, since the engine started. */
   busy_seconds: number;
+  update_seconds: number;
   steps: number;
   prefills: number;
   cache_copies: number;

@@ -33,6 +33,7 @@ function generatedTokens({ results }: { results: GenerateResult[] }): number {
 
 const GAUGES: [keyof EngineStats, string, string][] = [
   ['busy_seconds', 'tandem_engine_busy_seconds', 'Seconds the engine spent prefilling and decoding since it started (rate() of it is its busy fraction)'],
+  ['update_seconds', 'tandem_engine_update_seconds', 'Seconds the engine spent in updates since it started (beside the decoding with overlap: the two add up to at most the time passed)'],
   ['steps', 'tandem_engine_decode_steps', 'Decoding steps (one forward over the running batch) since the engine started'],
   ['prefills', 'tandem_engine_prefills', 'Prefills (one forward over the prompts of newcomers to a decode batch) since the engine started'],
   ['cache_copies', 'tandem_engine_cache_copies', 'Copies of a running decode batch\'s KV cache into fresh buffers (newcomers that found no free slot, or a compaction) since the engine started'],

@@ -2,7 +2,8 @@
 // runs 3 iterations of a tiny Plan-Path config on the real stack. The next iteration's episodes
 // start before the update of the one before is applied; every sample the run published is
 // consumed by exactly one update, the one of its own iteration, from the version that generated it
-// or the one after; the updates report their behaviour weights; `tandem episodes verify` passes
+// or the one after; the updates report their behaviour weights and ran beside the decoding (the
+// engine served the policy's turns from a copy of the version in training); `tandem episodes verify` passes
 // (the audit finds each sample's update by its iteration) and `episodes show` names each
 // candidate's generating version and consuming update.
 import assert from 'node:assert/strict';
@@ -58,6 +59,7 @@ test('the run completes every update, the next iteration starting before the upd
   for (const e of rows.filter((r) => r.type === 'UpdateApplied')) {
     const m = (e.data as { metrics: Record<string, number> }).metrics;
     assert.ok(m.is_weight_mean > 0 && m.is_weight_max >= m.is_weight_mean && m.is_truncated_fraction >= 0, JSON.stringify(m));
+    assert.ok(m.serving_copy_mb > 0 && m.overlap_decode_s >= 0, `the update ran beside the decoding: ${JSON.stringify(m)}`);
   }
 });
 

@@ -42,7 +42,7 @@ test('activities are counted as started, completed and failed, and timed, by typ
 test('generate requests count their tokens; the engine gauges read its stats, and a stopped engine is not started by a scrape', async (t) => {
   const m = createWorkerMetrics('test');
   const em = createEngineMetrics(m.registry);
-  const stats: EngineStats = { busy_seconds: 1.5, steps: 30, prefills: 3, cache_copies: 7, generated_tokens: 12, rows_finished: 4, live_rows: 5, waiting_rows: 2, pending_ops: 1, memory_waits: 3, kv_cache_bytes: 4096, kv_cache_peak_bytes: 8192, kv_budget_bytes: 1 << 30 };
+  const stats: EngineStats = { busy_seconds: 1.5, update_seconds: 0.5, steps: 30, prefills: 3, cache_copies: 7, generated_tokens: 12, rows_finished: 4, live_rows: 5, waiting_rows: 2, pending_ops: 1, memory_waits: 3, kv_cache_bytes: 4096, kv_cache_peak_bytes: 8192, kv_budget_bytes: 1 << 30 };
   const calls: string[] = [];
   let running = false;
   const engine = new MeteredEngineClient('cpu', em);
@@ -67,6 +67,7 @@ test('generate requests count their tokens; the engine gauges read its stats, an
   assert.equal(sample(text, 'tandem_generated_tokens_total', ''), 12);
   assert.equal(sample(text, 'tandem_engine_request_duration_seconds_count', 'op="generate",outcome="completed"'), 2);
   assert.equal(sample(text, 'tandem_engine_busy_seconds', ''), 1.5);
+  assert.equal(sample(text, 'tandem_engine_update_seconds', ''), 0.5);
   assert.equal(sample(text, 'tandem_engine_cache_copies', ''), 7);
   assert.equal(sample(text, 'tandem_engine_live_rows', ''), 5);
   assert.equal(sample(text, 'tandem_engine_waiting_rows', ''), 2);

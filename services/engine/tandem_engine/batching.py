@@ -432,6 +432,35 @@ class Scheduler:
             b.memory_held = b.memory_held and bool(b.held)
             b.settle()
 
+    def rows_of(self, bb) -> list[Row]:
+        """The rows of backbone `bb` not finished: waiting, held with their prefill, or decoding."""
+        b = self.batches.get(bb)
+        held = [r for p in b.held for r in p.rows] if b else []
+        return [*self.waiting.get(bb, ()), *held, *(r for r in (b.rows if b else []) if r.finish is None)]
+
+    def retarget(self, bb, to_bb, adapter: str | None, to_adapter: str | None) -> None:
+        """The rows of `bb` with `adapter` go on with `to_bb` and `to_adapter`, an exact copy of those
+        weights (serving.py), their KV cache and prefill kept: a lora adapter's rows are renamed in place;
+        a full model's batch and queue move to the copy as they are."""
+        if to_bb is not bb:
+            if bb in self.waiting:
+                self.waiting[to_bb] = self.waiting.pop(bb)
+            if bb in self.batches:
+                self.batches[to_bb] = batch = self.batches.pop(bb)
+                batch.bb = to_bb
+            return
+        for r in self.rows_of(bb):
+            if r.adapter == adapter:
+                r.adapter = to_adapter
+        self.unhook()  # the adapter hooks follow the rows' new names at the next step
+
+    def unhook(self) -> None:
+        """Remove the batches' mixed-adapter hooks (each batch adds them again at its next step): before
+        any other forward through a model they decode with (an update's, beside the decoding)."""
+        for b in self.batches.values():
+            b._lora.close()
+            b.forward_kwargs = None
+
     def drop_all(self) -> None:
         """Every row dropped, waiting, held or decoding (after a step failed: their requests fail with it)."""
         for b in self.batches.values():

@@ -51,12 +51,16 @@ def kv_budget(device: torch.device, held: int) -> int:
     responses, tens of rows) runs within the device's memory instead of failing with out-of-memory."""
     if KV_CACHE_BYTES is not None:
         return KV_CACHE_BYTES
+    return int(KV_FREE_SHARE * (free_bytes(device) + held))
+
+
+def free_bytes(device: torch.device) -> int:
+    """The memory free on `device` now: on a GPU what the driver reports plus torch's cached blocks
+    (reusable), on the CPU the host's available memory."""
     if device.type == "cuda":
         free, _ = torch.cuda.mem_get_info(device)
-        free += torch.cuda.memory_reserved(device) - torch.cuda.memory_allocated(device)  # torch's cache, reusable
-    else:
-        free = _mem_available()
-    return int(KV_FREE_SHARE * (free + held))
+        return free + torch.cuda.memory_reserved(device) - torch.cuda.memory_allocated(device)
+    return _mem_available()
 
 
 def _mem_available() -> int:

@@ -221,10 +221,15 @@ class Policy:
 
     # ------------------------------------------------------------------ update
 
-    def update(self, samples, *, clip_low, clip_high, dual_clip_c, loss_agg, kl_coef, max_grad_norm,
-               micro_batch_tokens, checkpoint_root, mini_batch_size, epochs, gradient_checkpointing,
-               behaviour_weight_cap, group=None) -> dict:
-        """PPO on `samples`: `epochs` passes over them, in mini-batches of about `mini_batch_size`
+    def update_steps(self, samples, *, clip_low, clip_high, dual_clip_c, loss_agg, kl_coef, max_grad_norm,
+                     micro_batch_tokens, checkpoint_root, mini_batch_size, epochs, gradient_checkpointing,
+                     behaviour_weight_cap, group=None):
+        """A generator: it yields after each micro-batch's forward (and backward) with the model in eval
+        mode, so that its driver may decode other rows in between (server.py, an update with `overlap`),
+        and returns the update's result. The weights move only at the optimizer steps; whatever runs
+        between two yields, the update computes the same numbers.
+
+        PPO on `samples`: `epochs` passes over them, in mini-batches of about `mini_batch_size`
         samples (None: all of them), one optimizer step per mini-batch (the reference's
         ppo_mini_batch_size and ppo_epochs), then one checkpoint: a version counts updates, not
         optimizer steps, and so does the LR schedule. With `group` (replicas.StepGroup), `samples`
@@ -238,10 +243,8 @@ class Policy:
         n_tokens, n_seqs = self._batch_counts(samples, group)
         per_epoch = max(1, math.ceil(n_seqs / mini_batch_size)) if mini_batch_size else 1
         mini_batches = split(samples, per_epoch)
-        model, opt = self.backbone.model, self.optimizer
+        opt = self.optimizer
         stepper = self._stepper(group)
-        if self.kind == "lora":
-            model.set_adapter(self.adapter)  # the forwards below run base + this adapter only
         lr = opt.param_groups[0]["lr"]
         # The old policy's log-probs, fixed before the first step: the trainer's own (teacher-forced,
         # no dropout) under the weights before the update, by one pass before stepping; with a single
@@ -249,14 +252,14 @@ class Policy:
         # gradient), and the pass is skipped. The samples' own log-probs (the rollout's) only
         # measure the gap between trainer and rollout log-probs.
         steps = per_epoch * epochs
-        trainer = self._logprobs_of(samples, micro_batch_tokens) if steps > 1 else None
+        trainer = (yield from self._logprobs_of(samples, micro_batch_tokens)) if steps > 1 else None
         old = trainer  # None with one step: the step's own forward, detached
 
         sums = dict.fromkeys(STEP_SUMS, 0.0)
         norms, is_max = [], 0.0
         for _ in range(epochs):
             for mb in mini_batches:
-                norm, st = self._step(mb, group, stepper, old, micro_batch_tokens, max_grad_norm,
+                norm, st = yield from self._step(mb, group, stepper, old, micro_batch_tokens, max_grad_norm,
                                       dict(clip_low=clip_low, clip_high=clip_high, dual_clip_c=dual_clip_c,
                                            loss_agg=loss_agg, kl_coef=kl_coef), gradient_checkpointing,
                                       behaviour_weight_cap)
@@ -312,6 +315,12 @@ class Policy:
         self.results[from_version] = result
         return result
 
+    def _activate(self) -> None:
+        """Before each forward of an update: a lora policy's forwards run base + its adapter only (set
+        again each time: between two micro-batches, other work on the shared model may have changed it)."""
+        if self.kind == "lora":
+            self.backbone.model.set_adapter(self.adapter)
+
     @staticmethod
     def _batch_counts(samples, group) -> tuple[int, int]:
         """(response tokens, samples) of the whole batch: summed over the replicas with a group,
@@ -330,14 +339,17 @@ class Policy:
             group.sum_(gap)
         return gap.item()
 
-    def _logprobs_of(self, samples, micro_batch_tokens) -> dict:
-        """{id(sample): its response's log-probs [T]} under the current weights, no dropout."""
+    def _logprobs_of(self, samples, micro_batch_tokens):
+        """(A generator, yielding after each micro-batch.) -> {id(sample): its response's log-probs [T]}
+        under the current weights, no dropout."""
         out = {}
-        with torch.no_grad():
-            for mb in pack(samples, micro_batch_tokens):
+        for mb in pack(samples, micro_batch_tokens):
+            self._activate()
+            with torch.no_grad():
                 logp, _, _ = self.backbone.logprobs([x["prompt_ids"] for x in mb], [x["response_ids"] for x in mb])
-                for row, x in zip(logp.cpu(), mb):
-                    out[id(x)] = row[: len(x["response_ids"])]
+            for row, x in zip(logp.cpu(), mb):
+                out[id(x)] = row[: len(x["response_ids"])]
+            yield
         return out
 
     def _step(self, samples, group, stepper, old, micro_batch_tokens, max_grad_norm, loss_args, checkpointing,
@@ -345,6 +357,7 @@ class Policy:
         """One optimizer step on one mini-batch (this replica's part of it, with a group); with
         `checkpointing`, the gradient pass bounds each sample's memory (Backbone.logprobs); with
         `behaviour_weight_cap`, decoupled PPO's behaviour weights (ppo.behaviour_weights).
+        (A generator, yielding after each micro-batch's backward, the model back in eval mode.)
         -> (the gradient norm, or None if no step was taken; the step's statistics: token sums, and
         "is_max", the largest behaviour weight before truncation)."""
         model, opt = self.backbone.model, self.optimizer
@@ -352,10 +365,11 @@ class Policy:
         opt.zero_grad(set_to_none=True)
         sums = dict.fromkeys(STEP_SUMS, 0.0)
         is_max = torch.zeros(1, dtype=torch.float64)
-        model.train()  # dropout (e.g. lora_dropout) is on while computing the gradient
-        try:
-            with self.rng_scope():
-                for mb in pack(samples, micro_batch_tokens):
+        for mb in pack(samples, micro_batch_tokens):
+            self._activate()
+            model.train()  # dropout (e.g. lora_dropout) is on while computing the gradient
+            try:
+                with self.rng_scope():  # (left between micro-batches: the same stream as one scope)
                     prompts, responses = [x["prompt_ids"] for x in mb], [x["response_ids"] for x in mb]
                     new_logp, mask, ent = self.backbone.logprobs(prompts, responses, entropy=True, checkpointing=checkpointing)
                     width = new_logp.shape[1]
@@ -380,8 +394,9 @@ class Policy:
                     sums["entropy"] += ent.sum().item()
                     sums["gap"] += ((new_logp.detach() - rollout).abs() * mask).sum().item()
                     sums["tokens"] += st["tokens"]
-        finally:
-            model.eval()
+            finally:
+                model.eval()
+            yield
 
         params = [p for g in opt.param_groups for p in g["params"]]
         if group:

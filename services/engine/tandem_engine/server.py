@@ -12,10 +12,11 @@ import time
 import traceback
 import zlib
 from collections import deque
+from typing import NamedTuple
 
 import torch
 
-from . import checkpoint, models
+from . import checkpoint, models, serving
 from .errors import EngineError
 from .batching import Scheduler
 from .generation import Row, row_generator, sample_of
@@ -55,24 +56,46 @@ def field(req: dict, name: str, kind, default=REQUIRED, at: str = ""):
     return value
 
 
+class Started(NamedTuple):
+    """One request of a generate op, started: its policy's key, the version and backbone generating
+    (the policy's own, or its serving copy during an update), and its rows."""
+    key: str
+    version: int
+    backbone: Backbone
+    rows: list[Row]
+
+
 class Job:
     """One `generate` op: its requests, their rows once started, answered when every row has finished."""
 
     def __init__(self, rid, requests: list[dict], answer):
         self.rid, self.requests, self.answer = rid, requests, answer
-        self.started: list[tuple[Policy, list[Row]]] = []  # per request: its policy and rows
+        self.started: list[Started] = []  # per request: what generates its rows, and the rows
         self.left = 0  # rows not finished yet
 
 
+class UpdateTask:
+    """An `update` with `overlap` in progress: its steps (Policy.update_steps inside Engine._update),
+    driven by Engine.tick between decoding steps, and what answers it."""
+
+    def __init__(self, key: str, steps, rid, answer):
+        self.key, self.steps, self.rid, self.answer = key, steps, rid, answer
+        self.alone = False  # no serving copy (a full model's did not fit): nothing starts until it ends
+        self.seconds = 0.0  # spent in its steps
+        self.decode_seconds = 0.0  # spent decoding while it ran
+
+
 IMMEDIATE = ("ping", "inspect", "stats", "cancel")  # answered at once, also while generating
+NOT_DONE = object()  # an update task's step that did not finish it
 
 
 class Engine:
     """Ops in, answers out (see PROTOCOL.md). `submit` takes a request and a callback for its answer;
-    `tick` does one step of generation work. Generate requests join the running decode batches
-    (batching.py); load, unload and update run in arrival order, each once no rows are decoding, and
-    the requests that arrived after one of them wait for it. ping, inspect, stats and cancel are
-    answered at once."""
+    `tick` does one step of work. Generate requests join the running decode batches (batching.py);
+    load, unload and update run in arrival order, each once no rows are decoding, and the requests that
+    arrived after one of them wait for it; but an update with `overlap` starts at once and runs beside
+    the decoding, a step at a time, the policy's rows served by a copy of its weights (serving.py).
+    ping, inspect, stats and cancel are answered at once."""
 
     def __init__(self, device: str):
         self.device = torch.device(device)
@@ -81,8 +104,12 @@ class Engine:
         self.bases: dict[str, Backbone] = {}  # shared frozen bases of lora policies, by `base` key
         self.adapters_made = 0  # adapter names inside a PeftModel: policy1, policy2, ...
         self.scheduler = Scheduler()
-        self.pending: deque = deque()  # Jobs and (op, req, answer) in arrival order, not started yet
+        self.pending: deque = deque()  # Jobs and (op, req, run, answer) in arrival order, not started yet
         self.running: list[Job] = []
+        self.task: UpdateTask | None = None  # the update with overlap in progress
+        self.serving: dict[str, serving.ServingCopy] = {}  # by policy key: the copy its update's rows use
+        self.retired: list[serving.ServingCopy] = []  # copies of finished updates, until their rows finish
+        self.update_seconds = 0.0  # in update ops, since start (stats)
         self.ops = {"ping": self.ping, "inspect": self.inspect, "load": self.load, "unload": self.unload,
                     "update": self.update, "stats": self.stats, "cancel": self.cancel, "generate": None}
 
@@ -109,13 +136,7 @@ class Engine:
             reply(resp)
 
         def run(fn) -> None:
-            try:
-                answer({"id": rid, "ok": True, "result": fn()})
-            except EngineError as e:
-                answer(error(rid, e.type, str(e)))
-            except Exception as e:  # noqa: BLE001 - a failing request must never kill the engine
-                log(traceback.format_exc())
-                answer(error(rid, type(e).__name__, str(e) or repr(e)))
+            answer(outcome(rid, fn))
 
         if op not in self.ops:
             return answer(error(rid, "UnknownOp", f"unknown op {op!r}; expected one of {sorted(self.ops)}"))
@@ -127,7 +148,7 @@ class Engine:
             except EngineError as e:
                 return answer(error(rid, e.type, str(e)))
         else:
-            self.pending.append((op, req, run))
+            self.pending.append((op, req, run, answer))
         self.advance()
 
     def handle(self, req: dict) -> dict:
@@ -139,26 +160,62 @@ class Engine:
         return box[0]
 
     def busy(self) -> bool:
-        return bool(self.pending) or self.scheduler.busy()
+        return bool(self.pending) or self.scheduler.busy() or self.task is not None
 
     def advance(self) -> None:
-        """Start what may start: generate requests at once (a policy not loaded yet, and load, unload and
-        update, once no rows are decoding), in arrival order."""
+        """Start what may start, in arrival order: generate requests at once (but one naming a policy not
+        loaded yet once no rows are decoding, and one that the version of a policy in training cannot
+        serve once its update is done); load, unload and update once no rows are decoding and no update
+        runs, an update with `overlap` once no other update runs."""
         while self.pending:
             head = self.pending[0]
-            exclusive = not isinstance(head, Job) or any(r["policy"] not in self.policies for r in head.requests)
-            if exclusive and self.scheduler.busy():
+            if isinstance(head, Job):
+                if not self._may_start(head):
+                    return
+                self.pending.popleft()
+                self._start(head)
+                continue
+            op, req, run, answer = head
+            beside = op == "update" and req.get("overlap") is True and req.get("distributed") is None
+            if self.task is not None or (not beside and self.scheduler.busy()):
                 return
             self.pending.popleft()
-            if isinstance(head, Job):
-                self._start(head)
+            if beside:
+                self._begin_update(req, answer)
             else:
-                op, req, run = head
+                t0 = time.perf_counter()
                 run(lambda: self.ops[op](req))
+                self.update_seconds += (time.perf_counter() - t0) * (op == "update")
+
+    def _may_start(self, job: Job) -> bool:
+        if self.task is not None and self.task.alone:
+            return False
+        for r in job.requests:
+            if r["policy"] not in self.policies and (self.scheduler.busy() or self.task is not None):
+                return False  # loads it: an exclusive op
+            if self.task is not None and r["policy"] == self.task.key:
+                served = self.serving.get(r["policy"])
+                if served is None or not r["version"] <= served.version <= r["version"] + r["newer_within"]:
+                    return False  # the version it asks for comes with the update
+        return True
 
     def tick(self) -> None:
-        """One step of generation work; answers the requests whose rows have all finished."""
+        """One step of work: with an update running beside the decoding, a step of whichever of the two
+        has had less time since the update began (each gets half the device while both have work);
+        then answers what finished."""
         self.advance()
+        task = self.task
+        if task is not None and (not self.scheduler.busy() or task.seconds <= task.decode_seconds):
+            self._update_step(task)
+        else:
+            t0 = time.perf_counter()
+            self._decode_step()
+            if task is not None:
+                task.decode_seconds += time.perf_counter() - t0
+        self._drop_retired()
+        self.advance()
+
+    def _decode_step(self) -> None:
         try:
             finished = self.scheduler.tick()
         except Exception as e:  # noqa: BLE001 - e.g. out of memory in a forward: the rows in flight fail, not the engine
@@ -174,7 +231,33 @@ class Engine:
             job.left -= 1
             if job.left == 0:
                 self._finish(job)
-        self.advance()
+
+    def _begin_update(self, req: dict, answer) -> None:
+        """An update with overlap: its first step now (the checks, and a replayed result answers it at
+        once), the others from tick."""
+        task = UpdateTask(req.get("policy"), self._update(req, beside=True), req.get("id"), answer)
+        self.task = task
+        self._update_step(task)
+
+    def _update_step(self, task: UpdateTask) -> None:
+        t0 = time.perf_counter()
+        self.scheduler.unhook()  # the decode batches' adapter hooks are not the update's
+        resp = outcome(task.rid, lambda: step(task.steps))
+        task.seconds += time.perf_counter() - t0
+        self.update_seconds += time.perf_counter() - t0
+        if resp["ok"] and resp["result"] is NOT_DONE:
+            return
+        self.task = None
+        task.answer(resp)
+
+    def _drop_retired(self) -> None:
+        """Free the serving copies of finished updates that no row uses any more."""
+        for served in [c for c in self.retired if not serving.in_use(c, self.scheduler)]:
+            self.retired.remove(served)
+            serving.drop(served)
+            if served.kind == "model":
+                del served
+                free_memory()
 
     def _start(self, job: Job) -> None:
         try:
@@ -183,29 +266,33 @@ class Engine:
                 if key not in self.policies and r["load"] is not None:
                     self._ensure_loaded(key, r["load"])
                 p = self.policy(key)
+                # During the policy's update (overlap): its serving copy, the version before the update.
+                served = self.serving.get(key)
+                version, bb, adapter = (served.version, served.backbone, served.adapter) if served else (
+                    p.version, p.backbone, p.adapter)
                 # The version asked for, or (asynchronous training) a newer one within newer_within;
                 # never an older one. The answer names the version that generated.
-                if not r["version"] <= p.version <= r["version"] + r["newer_within"]:
+                if not r["version"] <= version <= r["version"] + r["newer_within"]:
                     wants = r["version"] if r["newer_within"] == 0 else f"{r['version']} to {r['version'] + r['newer_within']}"
-                    raise EngineError("VersionMismatch", f"policy {p.key!r} is at version {p.version}, request wants {wants}")
+                    raise EngineError("VersionMismatch", f"policy {p.key!r} is at version {version}, request wants {wants}")
                 seed = r["seed"] if r["seed"] is not None else secrets.randbits(63)
-                prompt = fit_prompt(p.backbone.render(r["messages"], r["enable_thinking"]), r["max_prompt_tokens"],
+                prompt = fit_prompt(bb.render(r["messages"], r["enable_thinking"]), r["max_prompt_tokens"],
                                     r["truncation"])
-                self._check_fits(p.backbone, len(prompt), r["max_new_tokens"])
-                rows = [Row(prompt, row_generator(self.device, seed, k), adapter=p.adapter, owner=job,
+                self._check_fits(bb, len(prompt), r["max_new_tokens"])
+                rows = [Row(prompt, row_generator(self.device, seed, k), adapter=adapter, owner=job,
                             **{f: r[f] for f in SAMPLING}) for k in range(r["n"])]
-                job.started.append((p, rows))
+                job.started.append(Started(key, version, bb, rows))
         except Exception as e:  # noqa: BLE001
             if not isinstance(e, EngineError):
                 log(traceback.format_exc())
             job.answer(error(job.rid, e.type if isinstance(e, EngineError) else type(e).__name__, str(e)))
             return
-        job.left = sum(len(rows) for _, rows in job.started)
+        job.left = sum(len(s.rows) for s in job.started)
         if job.left == 0:
             return self._finish(job)
         self.running.append(job)
-        for p, rows in job.started:
-            self.scheduler.add(p.backbone, rows)
+        for s in job.started:
+            self.scheduler.add(s.backbone, s.rows)
 
     def _check_fits(self, bb: Backbone, prompt_tokens: int, new_tokens: int) -> None:
         """KvCacheTooSmall if one row of this many tokens needs more KV cache than the whole budget."""
@@ -219,8 +306,8 @@ class Engine:
     def _finish(self, job: Job) -> None:
         if job in self.running:
             self.running.remove(job)
-        results = [{"policy": p.key, "version": p.version, "samples": [sample_of(p.backbone, r) for r in rows]}
-                   for p, rows in job.started]
+        results = [{"policy": s.key, "version": s.version, "samples": [sample_of(s.backbone, r) for r in s.rows]}
+                   for s in job.started]
         job.answer({"id": job.rid, "ok": True, "result": {"results": results}})
 
     def policy(self, key: str) -> Policy:
@@ -237,6 +324,7 @@ class Engine:
         """Counters since start (busy_seconds: time spent prefilling and decoding), the rows now, and the KV
         cache's buffers now and their budget (bytes)."""
         return {**self.scheduler.stats, **self.scheduler.counts(), "pending_ops": len(self.pending),
+                "update_seconds": self.update_seconds,
                 "kv_cache_bytes": self.scheduler.kv_bytes(), "kv_budget_bytes": self.scheduler.kv_budget(self.device)}
 
     def cancel(self, req):
@@ -248,7 +336,7 @@ class Engine:
                     self.pending.remove(job)
                 else:
                     self.running.remove(job)
-                    self.scheduler.cancel([r for _, rows in job.started for r in rows])
+                    self.scheduler.cancel([r for s in job.started for r in s.rows])
                 job.answer(error(job.rid, "Cancelled", "cancelled by request"))
                 return {"cancelled": True}
         return {"cancelled": False}
@@ -315,11 +403,22 @@ class Engine:
         return {"policy": key, "unloaded": existed}
 
     def update(self, req):
+        """The `update` op run alone (no rows decode meanwhile): its steps, one after the other."""
+        steps = self._update(req, beside=False)
+        while (result := step(steps)) is NOT_DONE:
+            pass
+        return result
+
+    def _update(self, req, beside: bool):
+        """An update as a generator (yielding between micro-batches, returning the result): the checks,
+        a replay, or PPO on the samples (Policy.update_steps); `beside`: it runs beside the decoding
+        (overlap), the policy's rows served by a copy of the weights being trained (serving.py)."""
         p = self.policy(field(req, "policy", str))
         from_version = field(req, "from_version", int)
         root = field(req, "checkpoint_root", str)
         keep = retention(req)
         spec = field(req, "distributed", dict, None)  # absent: this engine alone
+        asked = field(req, "overlap", bool)
         if p.version > from_version:
             recorded = p.recorded_result(from_version, root)
             if recorded is not None:
@@ -355,18 +454,40 @@ class Engine:
             raise EngineError("BadRequest", "need ppo_mini_batch_size >= 1 (or null: the whole batch) and ppo_epochs >= 1")
         if args["micro_batch_tokens"] < 1 or args["kl_coef"] < 0 or args["clip_low"] < 0 or args["clip_high"] < 0:
             raise EngineError("BadRequest", "need micro_batch_tokens >= 1, kl_coef >= 0, clip_low/clip_high >= 0")
+        overlap = None if not asked else {"copy": None, "copy_mb": 0.0, "reason": None, "decode_s": 0.0}
+        if asked and spec is not None:
+            overlap["reason"] = "a step over replicas runs alone (its collectives would wait on the peers' decoding)"
+        served = None
+        if beside:
+            served = serving.make(p, self.scheduler)
+            if isinstance(served, str):  # a full model whose copy does not fit: alone, as without overlap
+                overlap["reason"], served = served, None
+                self.task.alone = True
+                log(f"[engine] update of {p.key!r}: {overlap['reason']}")
+                while self.scheduler.busy():
+                    yield  # (tick: no other work than decoding while this waits)
+            else:
+                self.serving[p.key] = served
+                overlap.update(copy=served.kind, copy_mb=served.bytes / 2**20)
         try:
             if spec is None:
-                result = p.update(samples, checkpoint_root=root, **args)
+                result = yield from p.update_steps(samples, checkpoint_root=root, **args)
             else:
                 with StepGroup(spec, self.device) as group:
-                    result = p.update(samples, checkpoint_root=root, group=group, **args)
+                    result = yield from p.update_steps(samples, checkpoint_root=root, group=group, **args)
         except Exception:
             if p.dirty:  # weights moved but were not saved: forget them, the caller reloads the last checkpoint
                 log(f"[engine] update of {p.key!r} failed after the optimizer step; unloading it")
                 self.unload({"policy": p.key})
             raise
-        return {**result, "replayed": False, **self._retain(root, keep, spec)}
+        finally:
+            if served is not None:  # new rows use the new weights; the copy's rows finish with it
+                self.serving.pop(p.key, None)
+                self.retired.append(served)
+        if overlap is not None and beside:
+            overlap["decode_s"] = self.task.decode_seconds if self.task is not None else 0.0
+        return {**result, "replayed": False, **({"overlap": overlap} if overlap is not None else {}),
+                **self._retain(root, keep, spec)}
 
     @staticmethod
     def _retain(root: str, keep: tuple[int | None, int | None], spec: dict | None) -> dict:
@@ -381,6 +502,27 @@ class Engine:
         except OSError as e:  # the checkpoint is written: the next update tries again
             log(f"[engine] pruning checkpoints under {root} failed: {e}")
         return {"kept_versions": [v for v, _ in checkpoint.list_complete(root)]}
+
+
+def step(steps):
+    """One step of a generator: NOT_DONE, or the value it returned."""
+    try:
+        next(steps)
+        return NOT_DONE
+    except StopIteration as done:
+        return done.value
+
+
+def outcome(rid, fn) -> dict:
+    """The response to request `rid`: fn's result, or the error it raised (a failing request must never
+    kill the engine)."""
+    try:
+        return {"id": rid, "ok": True, "result": fn()}
+    except EngineError as e:
+        return error(rid, e.type, str(e))
+    except Exception as e:  # noqa: BLE001
+        log(traceback.format_exc())
+        return error(rid, type(e).__name__, str(e) or repr(e))
 
 
 def retention(req: dict) -> tuple[int | None, int | None]:

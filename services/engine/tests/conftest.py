@@ -50,7 +50,7 @@ LORA = {"rank": 4, "alpha": 8.0, "dropout": 0.0, "target_modules": "all-linear"}
 # An update's fields besides policy, from_version, samples and checkpoint_root.
 UPDATE = dict(clip_low=0.2, clip_high=0.28, dual_clip_c=None, loss_agg="token-mean", kl_coef=0.0,
               max_grad_norm=1.0, micro_batch_tokens=4096, ppo_mini_batch_size=None, ppo_epochs=1,
-              gradient_checkpointing=False, keep_last=None, keep_every=None, behaviour_weight_cap=None)
+              gradient_checkpointing=False, keep_last=None, keep_every=None, behaviour_weight_cap=None, overlap=False)
 # A generate request's fields besides policy, version and messages.
 SAMPLING = dict(newer_within=0, n=1, temperature=1.0, top_p=1.0, top_k=-1, min_p=0.0, repetition_penalty=1.0,
                 max_new_tokens=256, stop=[], ignore_eos=False, seed=None, enable_thinking=None, max_prompt_tokens=None,

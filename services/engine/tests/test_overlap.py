@@ -1,0 +1,143 @@
+"""An update with `overlap` (asynchronous training) runs beside the decoding: the policy's rows, those in
+flight when it starts and those that start during it, are served by a copy of the weights it trains
+(serving.py) and answered with that version; the update's weights are bit for bit those of the same
+update run alone; the copy is gone once its rows finish. A full model whose copy does not fit runs
+alone, and says why."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from safetensors.torch import load_file
+
+from conftest import OPTIM, PLAN_PROMPT, TOOL_PROMPT, UPDATE, LocalEngine, as_train, request
+from tandem_engine import serving
+
+FAST = {**OPTIM, "lr": 2e-2}  # the update must visibly change the greedy tokens
+LONG = dict(temperature=0.0, max_new_tokens=160, ignore_eos=True)  # rows that outlast the update
+
+
+class Run:
+    """Requests submitted to an in-process engine, its ticks driven here; `order` lists the answers."""
+
+    def __init__(self, engine):
+        self.engine, self.order, self.next_id = engine, [], 1
+
+    def submit(self, op: str, **params) -> list:
+        box, rid = [], self.next_id
+        self.next_id += 1
+
+        def answer(resp):
+            box.append({**resp, "live_rows": self.engine.scheduler.counts()["live_rows"]})
+            self.order.append(rid)
+
+        self.engine.submit({"id": rid, "op": op, **params}, answer)
+        box.append(rid)
+        return box
+
+    def tick(self, n: int) -> None:
+        for _ in range(n):
+            self.engine.tick()
+
+    def until(self, *boxes) -> list[dict]:
+        while not all(len(b) == 2 for b in boxes):
+            self.engine.tick()
+        for b in boxes:
+            assert b[1]["ok"], b[1]
+        return [b[1]["result"] for b in boxes]
+
+
+def load(eng: LocalEngine, kind: str, model: str, root):
+    if kind == "lora":
+        return eng.load_lora("p", model, root, optim=FAST)
+    return eng.load_full("p", model, root, optim=FAST)
+
+
+def training_samples(eng: LocalEngine) -> list[dict]:
+    s = eng.gen("p", PLAN_PROMPT, seed=0, max_new_tokens=10)[0]
+    return [as_train(s, adv, f"s{i}") for i, adv in enumerate([1.0, -0.5, 0.7, -1.0])]
+
+
+def weights_file(root, kind: str) -> dict[str, torch.Tensor]:
+    if kind == "lora":
+        return load_file(str(root / "v000001" / "adapter" / "adapter_model.safetensors"))
+    return load_file(str(root / "v000001" / "model" / "model.safetensors"))
+
+
+UPDATE_ARGS = {**UPDATE, "ppo_mini_batch_size": 1}  # four optimizer steps: the weights move mid-update
+
+
+@pytest.mark.fp32
+@pytest.mark.parametrize("kind", ["lora", "full"])
+def test_rows_decode_through_the_update_with_the_version_before_it(kind, tiny_model, tmp_path):
+    eng = LocalEngine()
+    load(eng, kind, tiny_model, tmp_path / "a")
+    samples = training_samples(eng)
+    before = eng.gen("p", TOOL_PROMPT, **LONG)[0]  # what version 0 answers, no update running
+
+    run = Run(eng.engine)
+    in_flight = run.submit("generate", requests=[request("p", TOOL_PROMPT, 0, **LONG)])
+    run.tick(3)  # its rows decode
+    assert len(in_flight) == 1
+    update = run.submit("update", policy="p", from_version=0, samples=samples, checkpoint_root=str(tmp_path / "a"),
+                        **{**UPDATE_ARGS, "overlap": True})
+    during = run.submit("generate", requests=[request("p", TOOL_PROMPT, 0, newer_within=1, **LONG)])
+    first, result, second = run.until(in_flight, update, during)
+
+    assert result["version"] == 1 and result["optimizer_steps"] == 4
+    assert result["overlap"]["copy"] == ("adapter" if kind == "lora" else "model")
+    assert result["overlap"]["copy_mb"] > 0 and result["overlap"]["reason"] is None
+    assert result["overlap"]["decode_s"] > 0
+    assert update[1]["live_rows"] > 0, "the update ended while rows decoded"
+    assert run.order.index(update[0]) < run.order.index(during[0])
+    for got in (first, second):  # both decoded with version 0 across the optimizer steps
+        (res,) = got["results"]
+        assert res["version"] == 0
+        assert res["samples"][0]["response_ids"] == before["response_ids"]
+        assert res["samples"][0]["logprobs"] == pytest.approx(before["logprobs"], abs=1e-5)
+
+    # The copy is gone; new requests get version 1, which answers differently.
+    if kind == "lora":
+        assert list(eng.engine.policies["p"].backbone.model.peft_config) == [eng.engine.policies["p"].adapter]
+    assert eng.engine.serving == {} and eng.engine.retired == []
+    after = eng.gen("p", TOOL_PROMPT, version=1, **LONG)[0]
+    assert after["response_ids"] != before["response_ids"]
+    assert eng.call("generate", requests=[request("p", TOOL_PROMPT, 0)])["error"]["type"] == "VersionMismatch"
+
+    # Bit for bit the update run alone (another engine, the same samples).
+    alone = LocalEngine()
+    load(alone, kind, tiny_model, tmp_path / "b")
+    assert training_samples(alone) == samples
+    assert alone.update("p", 0, samples, tmp_path / "b", ppo_mini_batch_size=1)["ok"]
+    a, b = weights_file(tmp_path / "a", kind), weights_file(tmp_path / "b", kind)
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+
+
+@pytest.mark.fp32
+def test_a_full_model_whose_copy_does_not_fit_updates_alone(tiny_model, tmp_path, monkeypatch):
+    monkeypatch.setattr(serving, "COPY_FREE_SHARE", 0.0)
+    eng = LocalEngine()
+    load(eng, "full", tiny_model, tmp_path)
+    samples = training_samples(eng)
+    before = eng.gen("p", TOOL_PROMPT, **LONG)[0]
+
+    run = Run(eng.engine)
+    in_flight = run.submit("generate", requests=[request("p", TOOL_PROMPT, 0, **LONG)])
+    run.tick(3)
+    update = run.submit("update", policy="p", from_version=0, samples=samples, checkpoint_root=str(tmp_path),
+                        **{**UPDATE_ARGS, "overlap": True})
+    later = run.submit("generate", requests=[request("p", TOOL_PROMPT, 0, newer_within=1, **LONG)])
+    first, result, second = run.until(in_flight, update, later)
+
+    assert result["overlap"]["copy"] is None and "the update ran alone" in result["overlap"]["reason"]
+    assert run.order == [in_flight[0], update[0], later[0]]  # the rows in flight first, then the update, then the rest
+    assert first["results"][0]["version"] == 0
+    assert first["results"][0]["samples"][0]["response_ids"] == before["response_ids"]
+    assert second["results"][0]["version"] == 1
+
+
+def test_overlap_is_a_required_field_of_update(eng, tiny_model, tmp_path):
+    eng.load_lora("p", tiny_model, tmp_path)
+    args = {k: v for k, v in UPDATE.items() if k != "overlap"}
+    resp = eng.call("update", policy="p", from_version=0, samples=[], checkpoint_root=str(tmp_path), **args)
+    assert resp["error"] == {"type": "BadRequest", "message": "update: missing field 'overlap'"}
