@@ -31,6 +31,10 @@ export interface RunResult {
   /** Held-out (validation) success during training, every curveEvery iterations. */
   curve: { iteration: number; success: number }[];
   minutes: number;
+  /** The engine over the training phase, from the policy worker's metrics (dashboard/engineBusy.ts): wall
+   * seconds, seconds decoding (prefills included) and updating, tokens generated; null when not measured
+   * (no metrics, a re-attached run; absent in results from before it existed). */
+  engine?: { seconds: number; busyS: number; updateS: number; tokens: number } | null;
   runId: string;
   commit: string;
   machine: string;

@@ -38,6 +38,7 @@ import { loadRunConfig } from '../../configs/load.js';
 import type { RunConfig } from '../../configs/schema.js';
 import { CPU_QUEUE, projectRoot } from '../../infra/settings.js';
 import { temporalClient } from '../../services/client/temporal.js';
+import { engineCounters } from '../../services/dashboard/engineBusy.js';
 import { evaluate } from '../../workflows/evaluate.js';
 import { progressQuery } from '../../workflows/messages.js';
 import { trainingRun } from '../../workflows/trainingRun.js';
@@ -161,7 +162,9 @@ async function resultOf<T extends Workflow>(handle: WorkflowHandle<T>): Promise<
 }
 
 /** Trains for the configured iterations, following the run's progress; returns what it consumed and its curve. */
-async function train(client: Client, label: string, cfg: RunConfig, runId: string): Promise<Pick<RunResult, 'iterations' | 'tokens' | 'curve'>> {
+async function train(client: Client, label: string, cfg: RunConfig, runId: string): Promise<Pick<RunResult, 'iterations' | 'tokens' | 'curve' | 'engine'>> {
+  const before = await engineCounters();
+  const t0 = Date.now();
   const handle = await startOrAttach(client, trainingRun, { taskQueue: CPU_QUEUE, workflowId: runId, args: [{ config: cfg }] });
   let tokens = 0;
   let seen = -1;
@@ -181,9 +184,15 @@ async function train(client: Client, label: string, cfg: RunConfig, runId: strin
     }
   }
   const final = await done;
+  const after = await engineCounters();
+  const whole = !gap && seen + 1 === final.iteration; // the bench followed every iteration (not re-attached)
   return {
     iterations: final.iteration,
-    tokens: gap || seen + 1 !== final.iteration ? null : tokens,
+    tokens: whole ? tokens : null,
+    // The engine over the training (it serves the stack's every run: alone on the stack, this run's).
+    engine: whole && before && after && after.busyS >= before.busyS
+      ? { seconds: (Date.now() - t0) / 1000, busyS: after.busyS - before.busyS, updateS: after.updateS - before.updateS, tokens: after.tokens - before.tokens }
+      : null,
     curve: final.evaluations.map((e) => ({ iteration: e.iteration, success: e.successRate })),
   };
 }
@@ -199,7 +208,7 @@ async function runOne(client: Client, kind: RunResult['kind'], row: Row, seed: n
   const started = Date.now();
   const runId = `learn-${stamp}-${kind === 'tune' ? `tune${lr}-` : ''}${row.id}-s${seed}`;
   const label = `${row.id} seed ${seed}${kind === 'tune' ? ` lr ${lr}` : ''}`;
-  const trained = row.algorithm === null ? { iterations: 0, tokens: 0, curve: [] } : await train(client, label, config(row, seed, lr, 'run'), runId);
+  const trained = row.algorithm === null ? { iterations: 0, tokens: 0, curve: [], engine: null } : await train(client, label, config(row, seed, lr, 'run'), runId);
   const split = kind === 'tune' ? 'validation' : 'test';
   const evalId = `${runId}/${split}-eval`;
   const evaluation = await resultOf(await startOrAttach(client, evaluate, {
@@ -222,7 +231,9 @@ async function runOne(client: Client, kind: RunResult['kind'], row: Row, seed: n
     at: new Date().toISOString(),
   };
   appendFileSync(resultsFile, `${JSON.stringify(result)}\n`);
-  console.error(`${label}: ${split} success ${evaluation.successRate.toFixed(3)} after ${trained.iterations} iterations (${result.minutes.toFixed(1)} min)`);
+  const e = result.engine;
+  const engineNote = e ? `; training ${e.seconds.toFixed(0)} s, the engine decoding ${((100 * e.busyS) / e.seconds).toFixed(0)}% and updating ${((100 * e.updateS) / e.seconds).toFixed(0)}% of it, idle ${((100 * Math.max(0, e.seconds - e.busyS - e.updateS)) / e.seconds).toFixed(0)}%, ${(e.tokens / e.seconds).toFixed(1)} tokens/s` : '';
+  console.error(`${label}: ${split} success ${evaluation.successRate.toFixed(3)} after ${trained.iterations} iterations (${result.minutes.toFixed(1)} min${engineNote})`);
   return result;
 }
 
