@@ -4,15 +4,18 @@
 // and Postgres, with every policy placed on a stand-in policy worker (bench/async/standin.ts) whose
 // one simulated device generates and updates in the time a modelled GPU would (bench/async/model.ts:
 // Qwen3-1.7B on an H100 by default), scaled down so that one iteration's rollout takes --rollout-s.
-//   node --import tsx bench/async/run.ts [--shapes math,planpath] [--updates exclusive,overlap]
+//   node --import tsx bench/async/run.ts [--shapes math,planpath] [--updates exclusive,shared,overlap]
 //     [--iterations 5] [--blocks 1] [--problems 32] [--rollout-s 8] [--update-share 0.333|model]
 //     [--gpu h100|h200] [--decode-bw 0.7] [--prefill-mfu 0.5] [--train-mfu 0.4]
 //     [--response-tokens 1024] [--spread 0.5] [--text-chars 0] [--set key=value ...]
 // Shapes: math (configs/math/math_L1_prompt.yaml at the reference's shape: K=8, 4 turns x 2 agents,
 // one shared model, full fine-tune) and planpath (configs/planpath/planpath_L2_lora.yaml: two LoRA
 // adapters on one base, at the reference's Plan-Path K=8 and 5 turns); --problems per iteration.
-// Updates: exclusive (an update takes the device alone, as Tandem's engine does today) and overlap
-// (generation and update side by side: separate GPUs, or an engine that overlaps them).
+// Updates (bench/async/device.ts): exclusive (an update takes the device alone, as Tandem's engine
+// does with an update sent without overlap), shared (Tandem's engine with an update sent with
+// overlap, on one device: the update and generation each get half of the device's time while both
+// have work) and overlap (generation and update side by side without slowing each other: separate
+// GPUs). With shared and overlap fewer rows fit beside a full fine-tune's state than with exclusive.
 // --update-share F sizes the update to F of the synchronous step (the issue's condition: a third);
 // `model` takes the roofline's update time instead (both are printed).
 // Per (shape, updates): a stand-in worker of its own, then --blocks blocks of two runs, A (max_staleness
@@ -21,8 +24,9 @@
 // end of its own (the stand-in's clock; IterationFinished follows each by one workflow task and one
 // activity, the same in every iteration), so that in the asynchronous runs it is the time between two
 // iterations done, not one iteration's latency. Its rollout: its episodes' span in the run's history.
-// The bound (the issue's): an ideal asynchronous iteration takes max(rollout, update), a synchronous
-// one rollout + update (+ the steps between them). Prints one Markdown table per shape.
+// The bound (the issue's): an ideal asynchronous iteration takes max(rollout, update) with overlap and
+// max(rollout, device busy + update) on one device (exclusive, shared), a synchronous one rollout +
+// update (+ the steps between them). Prints one Markdown table per shape.
 // Needs a running stack with the current workflow code (`npx tandem stack up`; the TANDEM_* settings
 // choose which: `source infra/test-env.sh` for the test stack).
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -36,7 +40,7 @@ import { CPU_QUEUE, projectPath } from '../../infra/settings.js';
 import { fetchRecorded } from '../../infra/temporal/histories.js';
 import { temporalClient } from '../../services/client/temporal.js';
 import { trainingRun } from '../../workflows/trainingRun.js';
-import type { UpdateModel } from './device.js';
+import { UPDATE_MODELS, type UpdateModel } from './device.js';
 import { DEFAULT_EFFICIENCY, deviceCosts, GPUS, lockstepRolloutMs, maxRowsOf, MODELS, samplesPerIteration, sizesOf, type WorkShape } from './model.js';
 
 const argv = process.argv.slice(2);
@@ -65,8 +69,8 @@ const eff = { decodeBandwidth: num('decode-bw', DEFAULT_EFFICIENCY.decodeBandwid
 const responseTokens = num('response-tokens', 1024);
 const spread = Number(arg('spread', '0.5'));
 const textChars = Number(arg('text-chars', '0'));
-const updateModels = arg('updates', 'exclusive,overlap').split(',') as UpdateModel[];
-if (updateModels.some((m) => m !== 'exclusive' && m !== 'overlap')) throw new Error('--updates: exclusive, overlap or both');
+const updateModels = arg('updates', UPDATE_MODELS.join(',')).split(',') as UpdateModel[];
+if (updateModels.some((m) => !UPDATE_MODELS.includes(m))) throw new Error(`--updates: of ${UPDATE_MODELS.join(', ')}, not '${arg('updates', '')}'`);
 
 interface Shape {
   name: string;
@@ -162,7 +166,7 @@ async function stopStandin(child: ChildProcess): Promise<void> {
 }
 
 interface TurnRecord { ev: 'turn'; run: string; it: number; start: number; end: number; busy0: number; busy1: number }
-interface UpdateRecord { ev: 'update'; run: string; it: number; policy: string; queued: number; start: number; end: number }
+interface UpdateRecord { ev: 'update'; run: string; it: number; policy: string; queued: number; start: number; end: number; ms?: number }
 
 /**
  * When each iteration's episodes ran, from the run's history: from the start of the workflow task that
@@ -207,7 +211,9 @@ function figuresOf(records: (TurnRecord | UpdateRecord)[], runId: string, spans:
       it,
       wall: endOf(it) - endOf(it - 1),
       episodes: span ? span.end - span.open : NaN,
-      update: us.reduce((n, u) => n + u.end - u.start, 0),
+      // The updates' device time (with shared, their wall time is longer while rows decode beside them).
+      update: us.reduce((n, u) => n + (u.ms ?? u.end - u.start), 0),
+      updateWall: us.reduce((n, u) => n + u.end - u.start, 0),
       updateWait: us.reduce((n, u) => n + u.start - u.queued, 0),
       window: Math.max(...ts.map((t) => t.end)) - first,
       busy: Math.max(...ts.map((t) => t.busy1)) - Math.min(...ts.map((t) => t.busy0)),
@@ -250,7 +256,7 @@ for (const shape of shapes) {
   const work: WorkShape = { problems, k: probe.training.train_sample_num, agentTurns, promptTokens: shape.promptTokens, responseTokens, spread, training: shape.training };
   const costs = deviceCosts(gpu, model, work, eff);
   const samples = samplesPerIteration(work);
-  // One scale per shape (the exclusive device's rollout to --rollout-s), so that both update models are in the same GPU seconds.
+  // One scale per shape (the exclusive device's rollout to --rollout-s), so that every update model is in the same GPU seconds.
   const rolloutOf = (m: UpdateModel) => lockstepRolloutMs(costs, work, maxRowsOf(gpu, model, work, m === 'exclusive'));
   const scale = (rolloutS * 1000) / rolloutOf('exclusive');
   const rooflineUpdateMs = samples * costs.updateMsPerSample;
@@ -258,7 +264,7 @@ for (const shape of shapes) {
   out(`### ${shape.title}, ${problems} problems`);
   out();
   out(`Modelled on the ${gpu.name}, unscaled: a decoding step over B rows max(${costs.stepWeightsMs.toFixed(2)} + B x ${costs.stepRowMs.toFixed(4)}, B x ${costs.stepRowFlopsMs.toFixed(4)}) ms; prefill ${costs.prefillMs.toFixed(1)} ms a turn; ` +
-    `rollout (lock step) ${(rolloutOf('exclusive') / 1000).toFixed(1)} s at ${maxRowsOf(gpu, model, work, true)} rows (exclusive) and ${(rolloutOf('overlap') / 1000).toFixed(1)} s at ${maxRowsOf(gpu, model, work, false)} rows (overlap); ` +
+    `rollout (lock step) ${(rolloutOf('exclusive') / 1000).toFixed(1)} s at ${maxRowsOf(gpu, model, work, true)} rows (exclusive) and ${(rolloutOf('overlap') / 1000).toFixed(1)} s at ${maxRowsOf(gpu, model, work, false)} rows (shared, overlap); ` +
     `update (roofline, ${samples} samples, ${shape.training}) ${(rooflineUpdateMs / 1000).toFixed(1)} s = ${((100 * rooflineUpdateMs) / (rooflineUpdateMs + rolloutOf('exclusive'))).toFixed(0)}% of the synchronous step. ` +
     `Scaled by ${scale.toFixed(4)} (1 s here = ${(1 / scale).toFixed(1)} s on the GPU).`);
   out();
@@ -299,7 +305,7 @@ for (const shape of shapes) {
     const records = readFileSync(timeline, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
     const figures = await Promise.all(runs.map(async (r) => ({ ...r, per: figuresOf(records, r.runId, await episodeSpans(client, r.runId)) })));
     const [sync, async] = [0, 1].map((staleness) => figures.filter((r) => r.staleness === staleness).flatMap((r) => r.per));
-    const meanOf = (xs: typeof sync, key: 'wall' | 'episodes' | 'update' | 'busy' | 'window' | 'updateWait') => mean(xs.map((x) => x[key]));
+    const meanOf = (xs: typeof sync, key: 'wall' | 'episodes' | 'update' | 'updateWall' | 'busy' | 'window' | 'updateWait') => mean(xs.map((x) => x[key]));
     for (const r of figures) for (const x of r.per) if (x.stall > 2000) stalls.push(`${r.runId} iteration ${x.it}: no turn in flight for ${s1(x.stall)} s (the stack stalled or restarted? its figures are suspect)`);
     const T = meanOf(sync, 'wall');
     const E = meanOf(sync, 'episodes');
@@ -307,10 +313,10 @@ for (const shape of shapes) {
     const D = meanOf(sync, 'busy');
     // The ideal asynchronous iteration: rollout (the episodes) and update fully overlapped, every other
     // step of the iteration (the update's dispatch, its record, the next opening) hidden as well; with
-    // the update exclusive, the device still does the rollout's work and the update's one after the
-    // other. From the synchronous runs (the issue's bound), and from the asynchronous runs' own
-    // figures (what they could have reached with the rollouts they had: the machine's load drifts
-    // between runs, and moves the first).
+    // one device (exclusive, shared), the device still does the rollout's work and the update's, one
+    // after the other or sharing its time, so they add up. From the synchronous runs (the issue's
+    // bound), and from the asynchronous runs' own figures (what they could have reached with the
+    // rollouts they had: the machine's load drifts between runs, and moves the first).
     const idealOf = (e: number, u: number, d: number) => (m === 'overlap' ? Math.max(e, u) : Math.max(e, d + u));
     const ideal = idealOf(E, U, D);
     const A = meanOf(async, 'wall');
@@ -335,7 +341,8 @@ for (const shape of shapes) {
     notes.push(
       `${m}: update share of the synchronous step ${((100 * U) / T).toFixed(0)}%; speedup ${(T / A).toFixed(2)}x against a bound of ${(T / ideal).toFixed(2)}x (target 1.3x: ${T / A >= 1.3 ? 'met' : 'not met'}); the asynchronous iteration ${((100 * (A - own)) / own).toFixed(0).replace(/^-0$/, '0')}% over the ideal of its own rollouts; ` +
         `synchronous turns, first to last, ${s1(meanOf(sync, 'window'))} s, the device busy ${s1(D)} s of them` +
-        `${m === 'exclusive' ? `; asynchronous updates waited ${s1(meanOf(async, 'updateWait'))} s an iteration for the rows in flight` : ''}.`,
+        `${m === 'exclusive' ? `; asynchronous updates waited ${s1(meanOf(async, 'updateWait'))} s an iteration for the rows in flight` : ''}` +
+        `${m === 'shared' ? `; asynchronous updates took ${s1(meanOf(async, 'updateWall'))} s of wall time an iteration for their ${s1(meanOf(async, 'update'))} s of device time (sharing it with the rows)` : ''}.`,
     );
   }
   out();
@@ -343,6 +350,6 @@ for (const shape of shapes) {
   for (const w of stalls.splice(0)) out(`- warning: ${w}`);
 }
 out();
-out('episodes s: from the workflow task that opened the iteration\'s first episode to its last episode\'s end (the rollout, its orchestration included); update s: the updates\' device time; rest s: the rest of a synchronous iteration (the update\'s dispatch and record, the next opening); device busy s: prefilling and decoding. ideal async: max(episodes, update) (overlap), max(episodes, device busy + update) (exclusive), from the synchronous runs, and from the asynchronous runs themselves (overlap: max(their episodes, update); exclusive: their device busy + update).');
+out('episodes s: from the workflow task that opened the iteration\'s first episode to its last episode\'s end (the rollout, its orchestration included); update s: the updates\' device time; rest s: the rest of a synchronous iteration (the update\'s dispatch and record, the next opening); device busy s: prefilling and decoding. ideal async: max(episodes, update) (overlap), max(episodes, device busy + update) (exclusive, shared: one device does both), from the synchronous runs, and from the asynchronous runs themselves (overlap: max(their episodes, update); exclusive, shared: their device busy + update). updates: exclusive, the update has the device alone (newcomers held, the rows in flight finish first); shared, Tandem\'s engine with overlap on one device (the update and the rows each get half of its time while both have work); overlap, beside generation without slowing it (separate GPUs).');
 log(`stand-in logs and timelines: ${scratch}`);
 await client.connection.close();

@@ -1,10 +1,12 @@
 // A stand-in policy worker: serves the policy activities (policyVersion, agentTurn, updatePolicy,
 // releasePolicy) under their own names on a task queue of its own, with no engine and no Kafka.
 // Its one simulated device (device.ts) takes the time a modelled GPU would (model.ts): agent turns
-// share one continuous decode batch, updates take the device alone (--update-model exclusive) or
-// run beside generation (overlap). Used by bench/async/run.ts, which passes the costs in (scaled)
+// share one continuous decode batch, updates take the device alone (--update-model exclusive), share
+// its time with generation half and half while both have work (shared: Tandem's engine with an
+// update sent with overlap, on one device) or run beside generation without slowing it (overlap:
+// separate GPUs). Used by bench/async/run.ts, which passes the costs in (scaled)
 // milliseconds; alone, it serves the reference's math shape on an H100 at full scale.
-//   node --import tsx bench/async/standin.ts [--task-queue Q] [--update-model exclusive|overlap]
+//   node --import tsx bench/async/standin.ts [--task-queue Q] [--update-model exclusive|overlap|shared]
 //     [--step-weights-ms X] [--step-row-ms X] [--step-row-flops-ms X] [--prefill-ms X]
 //     [--update-ms-per-sample X] [--max-rows N] [--response-tokens N] [--spread F]
 //     [--text-chars N] [--timeline FILE] [--max-activities N]
@@ -13,7 +15,8 @@
 // action list; so every episode plays all its turns. --text-chars pads each text to about that
 // many characters (payloads over 4 KiB go to Postgres, as long real responses do).
 // The timeline (--timeline, JSON lines): every turn's and update's start and end (epoch ms) with its
-// run and iteration, and the device's busy milliseconds so far at each.
+// run and iteration, and the device's busy milliseconds so far at each; an update's also its device
+// milliseconds (`ms`: with shared, its wall time from start to end is longer while rows decode).
 import { createWriteStream } from 'node:fs';
 import { activityInfo } from '@temporalio/activity';
 import { Worker } from '@temporalio/worker';
@@ -25,7 +28,7 @@ import { readyLine, stackSettings } from '../../infra/settings.js';
 import { tandemDataConverter } from '../../infra/temporal/payloadStore.js';
 import { heartbeatWhileRunning } from '../../services/heartbeat.js';
 import { connectTemporal, option } from '../../services/workerCommon.js';
-import { Device, type UpdateModel } from './device.js';
+import { Device, UPDATE_MODELS, type UpdateModel } from './device.js';
 import { deviceCosts, GPUS, lengthOf, maxRowsOf, MODELS, type WorkShape } from './model.js';
 
 const argv = process.argv;
@@ -38,7 +41,7 @@ const num = (name: string, fallback: number) => {
 // H100, unscaled.
 const MATH: WorkShape = { problems: 32, k: 8, agentTurns: 8, promptTokens: 1500, responseTokens: 1024, spread: 0.5, training: 'full' };
 const model = option(argv, 'update-model', 'exclusive') as UpdateModel;
-if (model !== 'exclusive' && model !== 'overlap') throw new Error(`--update-model: exclusive or overlap, not '${model}'`);
+if (!UPDATE_MODELS.includes(model)) throw new Error(`--update-model: ${UPDATE_MODELS.join(', ')}, not '${model}'`);
 const base = deviceCosts(GPUS.h100, MODELS['qwen3-1.7b'], MATH);
 const costs = {
   stepWeightsMs: num('step-weights-ms', base.stepWeightsMs),
@@ -96,7 +99,7 @@ const activities = {
       start = Date.now();
     });
     const { runId, spec } = input.policy;
-    record({ ev: 'update', run: runId, it: input.iteration, policy: spec.name, queued, start, end: Date.now(), busy: device.busyMs });
+    record({ ev: 'update', run: runId, it: input.iteration, policy: spec.name, queued, start, end: Date.now(), ms, busy: device.busyMs });
     return {
       fromVersion: input.fromVersion,
       toVersion: input.fromVersion + 1,
