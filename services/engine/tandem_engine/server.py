@@ -256,8 +256,7 @@ class Engine:
             self.retired.remove(served)
             serving.drop(served)
             if served.kind == "model":
-                del served
-                free_memory()
+                free_memory()  # the model copy, referenced by nothing now
 
     def _start(self, job: Job) -> None:
         try:
