@@ -133,9 +133,12 @@ export function createUpdateActivities(deps: EngineDeps & { kafka: Kafka; produc
       if (replica && !replicas) throw ApplicationFailure.nonRetryable(`policy ${policy.spec.name} has no replicas, but this update is one replica's part of a step`, 'PlacementMismatch');
       const share = replica ? replicaShare(trained, (s) => tokens.get(s.sampleId)!.responseIds.length, replica.rank, replica.world) : trained;
       // The samples go to the engine as a file of flat arrays (infra/engine/samplesFile.ts), next to
-      // the run's checkpoints; named per attempt, so that no other attempt's engine reads it half-written.
+      // the run's checkpoints; named per attempt (and per workflow run: a run that continued as new asks
+      // again for an update its predecessor may still be running), so that no other attempt's engine
+      // reads it half-written or finds it removed.
       const folder = join(runFolder(policy.runId, policy.dataDir, deps.dataDir), 'update-samples');
-      const file = join(folder, `${policy.spec.name}-v${input.fromVersion}-r${replica?.rank ?? 0}-${process.pid}-a${activityInfo().attempt}.safetensors`);
+      const { attempt, workflowExecution } = activityInfo();
+      const file = join(folder, `${policy.spec.name}-v${input.fromVersion}-r${replica?.rank ?? 0}-${process.pid}-${(workflowExecution?.runId ?? 'run').slice(0, 8)}-a${attempt}.safetensors`);
       await mkdir(folder, { recursive: true });
       let result: UpdateResult;
       try {

@@ -7,9 +7,12 @@
 // Asynchronous training (rollout.max_staleness N >= 1): an iteration's updates (and its record and
 // evaluation) run while the next iterations' episodes play; iteration it's episodes start once the
 // iterations before it - N are finished, so every sample is at most N versions older than the
-// update that consumes it. Updates stay in iteration order, one after the other. A stop, the end
-// and continue-as-new first let the updates in flight finish (continue-as-new carries no update in
-// flight). N = 0: each iteration's episodes wait for the previous iteration's updates, as before.
+// update that consumes it. Updates stay in iteration order, one after the other. A stop and the end
+// first let the updates in flight finish; continue-as-new carries the iterations still finishing
+// (their episodes' summaries, the run's state as it was before the first of them began to finish),
+// and the new run finishes them again: an update already applied is replayed by the engine
+// (idempotent by version), an event already published is stored once (same id). N = 0: each
+// iteration's episodes wait for the previous iteration's updates, as before.
 import { ApplicationFailure, condition, continueAsNew, executeChild, log, patched, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
 import { policiesOf, trainable, workerQueues } from '../policy/spec.js';
 import { checkRunConfig } from '../configs/check.js';
@@ -33,6 +36,14 @@ export interface TrainingRunInput {
   config: unknown;
 }
 
+/** An iteration whose episodes are done and whose updates and record are not (asynchronous training). */
+export interface UnfinishedIteration {
+  iteration: number;
+  summaries: EpisodeSummary[];
+  /** When its episodes began (Date.now() in the workflow): its duration is read when it is finished. */
+  startedAt: number;
+}
+
 /** What a run carries across continue-as-new: small by construction. */
 export interface RunState {
   iteration: number;
@@ -45,7 +56,13 @@ export interface RunState {
   /** Absent in state carried by runs started before evaluations existed. */
   evaluations?: EvaluationPoint[];
   lifecycle: LifecycleState;
+  /** Asynchronous training: the iterations still finishing when the run continued as new, in order
+   * (the state above is the run's before the first of them began to finish); absent: none. */
+  unfinished?: UnfinishedIteration[];
 }
+
+/** What finishing an iteration changes in the run's state: kept as it was when it began, to be carried. */
+type Finishable = Pick<RunState, 'iteration' | 'versions' | 'eventPosition' | 'updatesApplied' | 'lastCheckpoint' | 'recent' | 'evaluations'>;
 
 const RECENT_ITERATIONS = 20;
 
@@ -61,11 +78,14 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
     lifecycle: { pausedSince: null, stopRequested: false },
   };
   state.evaluations ??= [];
+  const carriedUnfinished = state.unfinished ?? [];
+  delete state.unfinished;
   // Handlers first, so that no signal or query finds the run without them.
   const life = new RunLifecycle(state.lifecycle);
   const runId = workflowInfo().workflowId;
   let phase: 'running' | 'updating' | 'evaluating' = 'running';
   let ended: 'completed' | 'stopped' | null = null;
+  let evaluating = false; // an evaluation child in flight
   // The episode counters of the iteration in progress; the rest of what the query shows is read
   // from the run's state when asked, so that the figures it shows are always of one moment.
   const episodes = { totalIterations: 0, episodesDone: 0, episodesInFlight: 0, episodesPerIteration: 0 };
@@ -162,10 +182,11 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
     // An evaluation plays episodes too: none starts while paused (one already running finishes).
     await life.untilResumed();
     phase = 'evaluating';
+    evaluating = true;
     const result = await executeChild(evaluate, {
       workflowId: evaluationIdOf(runId, done),
       args: [{ config: cfg, runId, iteration: done, versions: { ...state.versions } }],
-    });
+    }).finally(() => (evaluating = false));
     const point = { iteration: done, successRate: result.successRate, rewardByAgent: result.rewardByAgent };
     state.evaluations = [...state.evaluations!, point].slice(-RECENT_ITERATIONS);
     phase = 'running';
@@ -175,9 +196,10 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
 
   /**
    * What ends iteration `it` once its episodes are done: its updates, its record, and (val_freq)
-   * the evaluation after it. `durationMs`: the iteration's time, read when its updates are done.
+   * the evaluation after it. `durationMs`: the iteration's time, read when its updates are done;
+   * `recorded`: called once its record is published, before the evaluation.
    */
-  const finishIteration = async (it: number, summaries: EpisodeSummary[], durationMs: () => number) => {
+  const finishIteration = async (it: number, summaries: EpisodeSummary[], durationMs: () => number, recorded = () => {}) => {
     if (staleness === 0) phase = 'updating';
     const { updates, events } = await applyUpdates(it, summaries);
     const summary: IterationSummary = { iteration: it, episodes: summaries.length, ...episodeStats(summaries), updates, durationMs: durationMs() };
@@ -195,11 +217,27 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
       phase = 'running';
       episodes.episodesDone = 0;
     }
+    recorded();
     if (valFreq > 0 && (state.iteration % valFreq === 0 || state.iteration === total)) await evaluateNow(state.iteration);
   };
-  // Asynchronous training: the iterations being finished, in order, and the first failure among them.
+  // Asynchronous training: the iterations being finished, in order, and the first failure among them;
+  // those whose record is not published yet (the first of them finishing, from the state in `before`).
   let finishing: Promise<void> = Promise.resolve();
   const failures: unknown[] = [];
+  const unfinished: UnfinishedIteration[] = [];
+  let before: Finishable | null = null;
+  const finishLater = (u: UnfinishedIteration) => {
+    unfinished.push(u);
+    finishing = finishing.then(() => {
+      const { iteration, versions, eventPosition, updatesApplied, lastCheckpoint, recent, evaluations } = state;
+      before = { iteration, versions: { ...versions }, eventPosition, updatesApplied, lastCheckpoint, recent, evaluations };
+      return finishIteration(u.iteration, u.summaries, () => Date.now() - u.startedAt, () => {
+        unfinished.shift();
+        before = null;
+      });
+    });
+    finishing.catch((error) => failures.push(error));
+  };
   const drain = async () => {
     await finishing.catch(() => undefined);
     if (failures.length > 0) throw failures[0];
@@ -217,8 +255,11 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
     if (valFreq > 0) await evaluateNow(0);
   }
 
+  // Iterations a run that continued as new left finishing: finished again here (the updates already
+  // applied are replayed, the events already published stored once), while the next ones play.
+  for (const u of carriedUnfinished) finishLater(u);
   // The next iteration whose episodes start (ahead of state.iteration, the finished ones, while updates are in flight).
-  let next = state.iteration;
+  let next = state.iteration + carriedUnfinished.length;
   while (next < total) {
     // Asynchronous training: this iteration's episodes wait for the iterations before it - N.
     if (staleness > 0) {
@@ -237,8 +278,7 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
     if (staleness === 0) {
       await finishIteration(it, summaries, () => life.activeMs());
     } else {
-      finishing = finishing.then(() => finishIteration(it, summaries, () => Date.now() - startedAt));
-      finishing.catch((error) => failures.push(error));
+      finishLater({ iteration: it, summaries, startedAt });
       // End this workflow task here, so that the update's activity is scheduled now: the next
       // iteration's opening runs local activities, which would hold the task (and the update) open
       // until they finish (bench/RESULTS.md, "async": about 1 s per iteration).
@@ -247,6 +287,14 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
 
     if (life.stopRequested) break;
     if (next < total && workflowInfo().continueAsNewSuggested) {
+      if (staleness > 0 && patched('continue-as-new-carries-unfinished-iterations')) {
+        // The iterations still finishing go with the run, from the state before the first of them
+        // began to; an evaluation in flight (a child, which the new run could not start again while
+        // it is being ended) finishes first.
+        await condition(() => !evaluating || failures.length > 0);
+        if (failures.length > 0) throw failures[0];
+        await continueAsNew<typeof trainingRun>(input, { ...state, ...(before ?? {}), unfinished: [...unfinished], lifecycle: life.carry() });
+      }
       await drain();
       await continueAsNew<typeof trainingRun>(input, { ...state, lifecycle: life.carry() });
     }

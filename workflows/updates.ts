@@ -5,7 +5,7 @@
 // so that no replica ever meets a member of an earlier attempt. The engines write the checkpoint
 // only once all replicas have stepped (tandem_engine/replicas.py), and an update is idempotent by
 // version, so a step that did get through before a failure is replayed, not repeated.
-import { ActivityFailure, ApplicationFailure, CancellationScope, sleep } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, CancellationScope, patched, sleep, workflowInfo } from '@temporalio/workflow';
 import type { UpdateInput, UpdateSummary } from '../activities/updatePolicy.js';
 import { replicaQueue, type PolicySpec } from '../policy/spec.js';
 import { policyActivities, replicaActivities } from './proxies.js';
@@ -18,7 +18,10 @@ export async function updatePolicyOf(p: PolicySpec, input: Omit<UpdateInput, 're
   const world = p.replicas?.count ?? 1;
   if (world === 1) return policyActivities(p.taskQueue, input.update.timeout_s).updatePolicy(input);
   for (let attempt = 1; ; attempt++) {
-    const group = `${input.policy.runId}/${p.name}/v${input.fromVersion}/attempt-${attempt}`;
+    // (The workflow run's id too: a run that continued as new asks again for a step its predecessor
+    // may still be taking, and the two must not meet.)
+    const run = patched('replica-groups-name-the-workflow-run') ? `${workflowInfo().runId}/` : '';
+    const group = `${input.policy.runId}/${p.name}/v${input.fromVersion}/${run}attempt-${attempt}`;
     const scope = new CancellationScope();
     try {
       const results = await scope.run(() =>

@@ -22,6 +22,9 @@ const h = await startWorkflowHarness();
 after(() => h.close());
 beforeEach(() => h.reset());
 
+/** A replica group's name with its workflow run's id (a UUID) as `<run>`. */
+const withoutRun = (group: string) => group.replace(/\/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\//, '/<run>/');
+
 async function run(runId: string, overrides: string[]) {
   const config = runConfig(L1, overrides);
   return h.env.client.workflow.execute(trainingRun, { taskQueue: CPU_QUEUE, workflowId: runId, args: [{ config }] });
@@ -35,7 +38,9 @@ test('each update is one step with a part on each replica, in one group per atte
   ]);
   for (const v of [0, 1]) {
     const parts = updates.filter((c) => c.input.fromVersion === v).map((c) => c.input.replica!);
-    assert.deepEqual(parts.map((p) => [p.world, p.group]), [[2, `replicas-ok/shared_model/v${v}/attempt-1`], [2, `replicas-ok/shared_model/v${v}/attempt-1`]]);
+    // The group names the step, the workflow run and the attempt.
+    assert.deepEqual(parts.map((p) => [p.world, withoutRun(p.group)]), [[2, `replicas-ok/shared_model/v${v}/<run>/attempt-1`], [2, `replicas-ok/shared_model/v${v}/<run>/attempt-1`]]);
+    assert.equal(parts[0].group, parts[1].group);
   }
   // One UpdateApplied per step, not per replica; the policy leaves both replicas at the end.
   assert.deepEqual(eventsOf(h.calls, 'UpdateApplied').map((e) => e.toVersion), [1, 2]);
@@ -69,10 +74,10 @@ test('a failed part runs the whole step again, under a new group', async () => {
     return defaultMocks().updatePolicy(input);
   };
   await run('replicas-retry', REPLICATED);
-  const first = callsOf(h.calls, 'updatePolicy').filter((c) => c.input.fromVersion === 0).map((c) => `${c.input.replica!.rank} ${c.input.replica!.group}`);
+  const first = callsOf(h.calls, 'updatePolicy').filter((c) => c.input.fromVersion === 0).map((c) => `${c.input.replica!.rank} ${withoutRun(c.input.replica!.group)}`);
   assert.deepEqual(first.sort(), [
-    '0 replicas-retry/shared_model/v0/attempt-1', '0 replicas-retry/shared_model/v0/attempt-2',
-    '1 replicas-retry/shared_model/v0/attempt-1', '1 replicas-retry/shared_model/v0/attempt-2',
+    '0 replicas-retry/shared_model/v0/<run>/attempt-1', '0 replicas-retry/shared_model/v0/<run>/attempt-2',
+    '1 replicas-retry/shared_model/v0/<run>/attempt-1', '1 replicas-retry/shared_model/v0/<run>/attempt-2',
   ]);
   assert.deepEqual(eventsOf(h.calls, 'UpdateApplied').map((e) => e.toVersion), [1, 2]);
 });

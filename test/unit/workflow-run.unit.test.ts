@@ -568,6 +568,48 @@ test('continue-as-new: the run carries on with its iterations, versions and even
   }
 });
 
+test('continue-as-new under rollout.max_staleness 1 carries the iterations still finishing: the next iteration plays while the carried update is held, the new run finishes them again from the state before, each iteration recorded once', async () => {
+  const can = await startWorkflowHarness({ dynamicConfig: ['limit.historyCount.suggestContinueAsNew=20'] });
+  const g = holdUpdate(can, 1);
+  try {
+    const ITERATIONS = 4;
+    const runId = 'run-can-async';
+    const handle = await startRun(runId, [`training.total_training_steps=${ITERATIONS}`, 'rollout.max_staleness=1', 'update.behaviour_weight_cap=2'], { harness: can });
+    await g.reached;
+    const holding = (await handle.describe()).runId;
+    // Iteration 1's update is held; the run continues as new (it is suggested after every iteration
+    // here) without waiting for it, and iteration 2's episodes play in the new run meanwhile.
+    await until("iteration 2's episodes started", async () => (episodeStarts(can.calls, `${runId}/it2/`).length > 0 ? true : undefined));
+    assert.notEqual((await handle.describe()).runId, holding, 'the run continued as new with the update in flight');
+    const during = inputsOf(can.calls, 'updatePolicy').filter((u) => u.iteration === 1);
+    assert.ok(during.length >= 2 && during.every((u) => u.fromVersion === 1), 'the new run asked for the carried update again, from the same version');
+    assert.deepEqual(inputsOf(can.calls, 'updatePolicy').filter((u) => u.iteration >= 2), [], "iteration 2's update waits for iteration 1's");
+    g.open();
+
+    const result = await handle.result();
+    assert.equal(result.status, 'completed');
+    assert.equal(result.iteration, ITERATIONS);
+    assert.equal(result.updatesApplied, ITERATIONS, 'an update finished again is counted once');
+    assert.deepEqual(result.versions, { shared_model: ITERATIONS });
+    assert.deepEqual(result.recent.map((r) => r.iteration), [0, 1, 2, 3]);
+    assert.deepEqual(new Set(inputsOf(can.calls, 'updatePolicy').map((u) => `${u.iteration}:${u.fromVersion}`)), new Set(['0:0', '1:1', '2:2', '3:3']));
+    // The run's events: an event published again (same id) is the same event; without them the positions have no gap.
+    const byId = new Map<string, unknown>();
+    for (const e of runEvents(can.calls, runId)) {
+      const seen = byId.get(e.eventId);
+      if (seen !== undefined) assert.deepEqual((seen as { type: string }).type, e.event.type, `${e.eventId} published again as another event`);
+      else byId.set(e.eventId, e.event);
+    }
+    assert.deepEqual([...byId.keys()].sort(), [...byId.keys()].map((_, i) => `run:${runId}#${i}`).sort());
+    const events = [...byId.values()] as { type: string; iteration?: number }[];
+    assert.deepEqual(events.flatMap((e) => (e.type === 'IterationFinished' ? [e.iteration] : [])), [0, 1, 2, 3]);
+    assert.equal(events.filter((e) => e.type === 'RunStarted').length, 1);
+  } finally {
+    g.open(); // (a failed assertion must not leave the held updates holding the workers' shutdown)
+    await can.close();
+  }
+});
+
 test('a stop carried into a continued run ends it at once, where the carried state says', async () => {
   const runId = 'run-carried-stop';
   const config = runConfig(L1, [...SMALL, 'training.total_training_steps=3']);
