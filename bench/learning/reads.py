@@ -2,7 +2,7 @@
 
     node --import tsx services/engine/corpus/demos.ts planpath-helper 200 7 > /tmp/heldout.jsonl
     .venv/bin/python bench/learning/reads.py --model .tools/models/tandem-tiny-helper \
-        --corpus /tmp/heldout.jsonl [--problems 100] [--temperature 1.0] [--seed 0]
+        --corpus /tmp/heldout.jsonl [--problems 100] [--temperature 1.0] [--seed 0] [--roles tool,...]
 
 The corpus is the warm start's own kind of transcripts (services/engine/corpus/demos.ts) from a
 seed the warm start did not see (setup uses 1). For the first --problems prompts of each role it
@@ -86,17 +86,18 @@ def main(argv=None):
     ap.add_argument("--max-new-tokens", type=int, default=96)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--sandbox-names", action="store_true", help="the right call names the grid `rows`")
+    ap.add_argument("--roles", default="tool,plan after tool,plan alone", help="the roles to sample, comma-separated")
     args = ap.parse_args(argv)
     torch.manual_seed(args.seed)
     tok = AutoTokenizer.from_pretrained(args.model)
     model = AutoModelForCausalLM.from_pretrained(args.model).eval()
 
-    counts = {r: {"n": 0} for r in ("tool", "plan after tool", "plan alone")}
+    counts = {r: {"n": 0} for r in args.roles.split(",")}
     with open(args.corpus) as f:
         transcripts = [json.loads(line)["messages"][:-1] for line in f if line.strip()]
     for messages in transcripts:
-        c = counts[role(messages)]
-        if c["n"] >= args.problems:
+        c = counts.get(role(messages))
+        if c is None or c["n"] >= args.problems:
             continue
         prompt = messages[-1]["content"]
         rows, pos, goal = task(prompt)
