@@ -25,7 +25,6 @@ import ast
 import json
 import os
 import re
-import sys
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -96,7 +95,8 @@ def main(argv=None):
     with open(args.corpus) as f:
         transcripts = [json.loads(line)["messages"][:-1] for line in f if line.strip()]
     for messages in transcripts:
-        c = counts.get(role(messages))
+        kind = role(messages)
+        c = counts.get(kind)
         if c is None or c["n"] >= args.problems:
             continue
         prompt = messages[-1]["content"]
@@ -108,7 +108,7 @@ def main(argv=None):
                                  top_p=1.0, top_k=0, max_new_tokens=args.max_new_tokens)
         text = tok.decode(out[0, ids.shape[1]:], skip_special_tokens=True)
         c["n"] += 1
-        if role(messages) == "tool":
+        if kind == "tool":
             grid = "rows" if args.sandbox_names else json.dumps(rows, separators=(",", ":"))
             right = f"shortest_path({grid}, ({pos[0]}, {pos[1]}), ({goal[0]}, {goal[1]}))"
             literal = move_list(text, r"moves =")
@@ -119,7 +119,7 @@ def main(argv=None):
             answer = move_list(text, "####")
             ok = answer is not None and reaches(rows, pos, goal, answer)
             c["reaches"] = c.get("reaches", 0) + ok
-            if role(messages) == "plan after tool":
+            if kind == "plan after tool":
                 shown = move_list(prompt, "Code agent's action list:")
                 if shown is not None:
                     c["shown"] = c.get("shown", 0) + 1
@@ -131,8 +131,7 @@ def main(argv=None):
         if repeats is not None:
             parts.append(f"repeats the tool agent's list {repeats / max(shown, 1):.0%} (of {shown} shown one)")
         print(f"  {name} ({n}): " + ", ".join(parts))
-    return counts
 
 
 if __name__ == "__main__":
-    sys.exit(main() and 0)
+    main()
