@@ -90,7 +90,7 @@ export function report(input: ReportInput): string {
   }
   out.push('');
 
-  const named = CONTRASTS.filter(([a, b]) => rows.some((r) => r.id === a) && rows.some((r) => r.id === b));
+  const named = (suite.contrasts ?? CONTRASTS).filter(([a, b]) => rows.some((r) => r.id === a) && rows.some((r) => r.id === b));
   if (named.length) {
     const bySeed = (id: string) => new Map(finals.get(id)!.map((r) => [r.seed, r.success]));
     const tests = named.map(([a, b]) => ({ a, b, c: pairedContrast(bySeed(a), bySeed(b), ALPHA / named.length) }));

@@ -29,6 +29,8 @@ export interface Suite {
   overrides: () => { run: string[]; test: string[] };
   /** The reference's figures for the same rows (Qwen3-1.7B, its benchmark page), by row id; absent: none. */
   reference?: Partial<Record<string, number>>;
+  /** The paired comparisons named in advance for this suite, "a > b"; absent: CONTRASTS. */
+  contrasts?: [a: string, b: string][];
 }
 
 function rowsOf(dir: string, prefix: string): Row[] {
@@ -87,6 +89,8 @@ export const SUITES: Suite[] = [
     dir: 'configs/smollm2',
     rows: rowsOf('configs/smollm2', 'math'),
     overrides: arithmetic,
+    // issue 39's SmolLM2 run: AT-GRPO (LoRA, L2) against the same agents without RL
+    contrasts: [['at-grpo-l2', 'multi'], ['at-grpo-l1', 'multi']],
   },
 ];
 
@@ -97,8 +101,8 @@ export function suiteOf(name: string): Suite {
 }
 
 /**
- * The paired comparisons named in advance (issue 39): "a > b", each tested one-sided, together
- * under Holm's correction.
+ * The paired comparisons named in advance (issue 39) for the puzzle tables: "a > b", each tested
+ * one-sided, together under Holm's correction (over those whose two rows the bench ran).
  */
 export const CONTRASTS: [a: string, b: string][] = [
   ['at-grpo-l1', 'multi-grpo'],
