@@ -5,6 +5,7 @@
 // go back into workflow history.
 import { activityInfo, ApplicationFailure, Context } from '@temporalio/activity';
 import type { SamplingConfig } from '../configs/schema.js';
+import { recordableText } from '../domain/events.js';
 import { policyKey, sampleIdOf } from '../domain/ids.js';
 import type { ChatMessage } from '../envs/types.js';
 import { RecordTooLarge, type LazyProducer } from '../infra/kafka/client.js';
@@ -129,7 +130,7 @@ export function createAgentTurnActivities(deps: AgentTurnDeps) {
       }
       return candidates.map(({ c, sampleId }) => ({
         sampleId,
-        text: c.text,
+        text: recordableText(c.text),
         finishReason: c.finish_reason,
         responseTokens: c.response_ids.length,
         policyVersion: version,

@@ -163,3 +163,31 @@ export interface EventEnvelope {
 export function envelopes(stream: string, start: number, events: TandemEvent[]): EventEnvelope[] {
   return events.map((event, i) => ({ eventId: `${stream}#${start + i}`, stream, position: start + i, event }));
 }
+
+// Texts of the record hold no U+0000: Postgres' text and jsonb cannot store it (error 22P05), and
+// an event it refuses would stop the projector on its partition. A model can sample the NUL byte
+// and a program can print it, so the sampled text and a program's output are made recordable
+// where they enter (activities/agentTurn.ts, activities/sandbox/run.ts): the environment then sees
+// the string the record keeps, and an audit replay scores what was scored. The projector applies
+// `recordable` to whole events as the last guard (an event from another source, or recorded before).
+/** U+0000 shown as U+FFFD (the replacement character). */
+export function recordableText(text: string): string {
+  return text.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') : text;
+}
+
+/** A value with `recordableText` applied to every string in it (keys too); `changed` when one held U+0000. */
+export function recordable<T>(value: T): { value: T; changed: boolean } {
+  let changed = false;
+  const walk = (v: unknown): unknown => {
+    if (typeof v === 'string') {
+      const t = recordableText(v);
+      if (t !== v) changed = true;
+      return t;
+    }
+    if (Array.isArray(v)) return v.map(walk);
+    if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [walk(k) as string, walk(x)]));
+    return v;
+  };
+  const out = walk(value) as T;
+  return changed ? { value: out, changed } : { value, changed };
+}

@@ -4,6 +4,7 @@ import { constants as fsConstants } from 'node:fs';
 import { access, chmod, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
+import { recordableText } from '../../domain/events.js';
 import { projectRoot } from '../../infra/settings.js';
 import { fakeEtc, INNER_ID, sandboxCommand, STATUS_FD, TOOLS } from './command.js';
 import { type Limits, outputKillBytes, resolveLimits, type SandboxOptions } from './limits.js';
@@ -162,8 +163,8 @@ function spawnSandbox(
       const verdict = classify(exit ? Number(exit[1]) : null, ourKill, err.tail());
       const result: SandboxResult = {
         ...verdict,
-        stdout: out.text(),
-        stderr: err.text(),
+        stdout: recordableText(out.text()),
+        stderr: recordableText(err.text()),
         stdoutTruncated: out.truncated,
         stderrTruncated: err.truncated,
         timedOut: ourKill === 'timeout',

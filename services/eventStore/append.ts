@@ -7,7 +7,7 @@
 // twice; a failed transaction stores none of its events, and Kafka delivers them all again.
 import { eq, lt } from 'drizzle-orm';
 import type { NodePgDatabase } from 'drizzle-orm/node-postgres';
-import type { EventEnvelope } from '../../domain/events.js';
+import { recordable, type EventEnvelope } from '../../domain/events.js';
 import { readEvent } from '../../domain/upcast.js';
 import { events, streams } from '../../infra/db/schema.js';
 import { eventHash } from './hashChain.js';
@@ -23,7 +23,9 @@ export async function appendEvents(db: NodePgDatabase, envelopes: EventEnvelope[
 }
 
 async function append(tx: Tx, envelope: EventEnvelope): Promise<boolean> {
-  const { stream, position, event } = envelope;
+  const { stream, position } = envelope;
+  const { value: event, changed } = recordable(envelope.event);
+  if (changed) console.warn(`projector: ${envelope.eventId} holds U+0000, which Postgres cannot store; stored and chained with U+FFFD in its place`);
   // Events of one stream share a Kafka key, so they arrive in order: the head is the previous event.
   const [head] = await tx.select().from(streams).where(eq(streams.stream, stream)).for('update');
   if (head && position <= head.position) {

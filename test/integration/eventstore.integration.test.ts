@@ -231,3 +231,19 @@ test('a batch is one transaction: its events append in order, a re-delivered one
   assert.deepEqual(await pg.db.select().from(events).where(eq(events.stream, other)), [], 'the good event of the failed batch is not stored');
   assert.deepEqual(await appendEvents(pg.db, [good]), [true], 'delivered again, it appends');
 });
+
+test('an event with U+0000 in a text is stored with U+FFFD in its place, chained, and the stream goes on', { timeout: 60_000 }, async () => {
+  // A model can sample the NUL byte; Postgres refuses it in jsonb (22P05), which once stopped the
+  // projector on that event's partition for good.
+  const stream = `test:nul-${Date.now()}`;
+  const [e0, e1] = envelopes(stream, 0, [
+    { type: 'RunFinished', runId: 'nul\u0000run', iterations: 0, reason: 'completed' },
+    { type: 'RunFinished', runId: 'after-nul', iterations: 1, reason: 'completed' },
+  ]);
+  assert.deepEqual(await appendEvents(pg.db, [e0, e1]), [true, true]);
+  const [head] = await pg.db.select().from(streams).where(eq(streams.stream, stream));
+  const rows = await pg.db.select().from(events).where(eq(events.stream, stream)).orderBy(asc(events.position));
+  assert.equal((rows[0].data as { runId: string }).runId, 'nul\uFFFDrun');
+  assert.equal(checkChain(stream, rows, head), null);
+  assert.deepEqual(await appendEvents(pg.db, [e0]), [false], 'a re-delivery of it is still recognised');
+});

@@ -80,6 +80,10 @@ except ImportError:
     print('no yaml')
 print(json.dumps(sorted(collections.Counter('abca').items())))`, UNHURRIED);
   assert.equal(lib.stdout, 'no yaml\n[["a", 2], ["b", 1], ["c", 1]]\n', lib.stderr);
+  // U+0000 in its output reaches the environment, and the record, as U+FFFD (domain/events.ts).
+  const nul = await runSandboxed(`import sys\nprint('a\\0b')\nprint('c\\0', file=sys.stderr)`, UNHURRIED);
+  assert.equal(nul.stdout, 'a\uFFFDb\n');
+  assert.equal(nul.stderr, 'c\uFFFD\n');
   await assertContainedAndHealthy();
 });
 

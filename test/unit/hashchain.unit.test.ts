@@ -1,7 +1,9 @@
 // The event store's per-stream hash chain: the same value hashes the same however its keys are
-// ordered, and a changed, deleted or re-ordered event breaks the chain at that event.
+// ordered, and a changed, deleted or re-ordered event breaks the chain at that event; and the
+// record's texts hold no U+0000 (which Postgres cannot store).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { recordable, recordableText } from '../../domain/events.js';
 import { canonicalJson, checkChain, eventHash } from '../../services/eventStore/hashChain.js';
 
 const stream = 'episode:r/it0/ep0';
@@ -56,4 +58,17 @@ test('a deleted event is a gap; a deleted last event falls short of the stream h
 test('rows recorded before the chain existed are reported as unhashed', () => {
   const rows = chain([{ a: 1 }]).map((r) => ({ ...r, hash: null }));
   assert.match(checkChain(stream, rows, { position: 0, hash: null })!.message, /no hash/);
+});
+
+test('U+0000 in a text of the record becomes U+FFFD, in every string of an event, keys too', () => {
+  assert.equal(recordableText('a\u0000b\u0000'), 'a\uFFFDb\uFFFD');
+  const clean = { type: 'T', samples: [{ text: 'ok' }] };
+  assert.deepEqual(recordable(clean), { value: clean, changed: false });
+  assert.equal(recordable(clean).value, clean, 'a clean event is passed through as it is');
+  const event = { type: 'T', n: 1, none: null, samples: [{ text: 'moves = ["R\u0000"]', outcome: 'code error' }], state: { 'k\u0000': ['\u0000'] } };
+  assert.deepEqual(recordable(event), {
+    value: { type: 'T', n: 1, none: null, samples: [{ text: 'moves = ["R\uFFFD"]', outcome: 'code error' }], state: { 'k\uFFFD': ['\uFFFD'] } },
+    changed: true,
+  });
+  assert.equal(event.samples[0].text, 'moves = ["R\u0000"]', 'the input is not changed');
 });
