@@ -2,9 +2,10 @@
 // (envs/puzzle/demos.ts): maps of 4x4 and 5x5, answered from the shortest path. Pure and seeded.
 // With the tool helper (the miniature of helper.ts, env.tool_helper), half of the tool agent's
 // programs call shortest_path instead of printing a list: half of those rightly, the others with
-// start and goal swapped, one coordinate off by one, or without printing the result.
+// start and goal swapped, one coordinate off by one, or without printing the result. Its reading
+// corpus (envs/puzzle/demos.ts) has the right call for every tool prompt.
 import type { ChatMessage } from '../types.js';
-import { literalToolDemo, moveListDemos, type MoveListDemoSource, type ToolDemo } from '../puzzle/demos.js';
+import { literalToolDemo, moveListDemos, type DemoKind, type MoveListDemoSource, type ToolDemo } from '../puzzle/demos.js';
 import { mulberry32, randomInt } from '../shared/rng.js';
 import { bfsShortestPath, generate, type Coord, type PlanPathState } from './grid.js';
 import { planPathPuzzle } from './roles.js';
@@ -17,15 +18,16 @@ export function demoSource(seed: number, toolHelper = false): MoveListDemoSource
     rationale: 'The moves follow the open cells to the goal.',
     maxTurns: 2,
     tool: toolHelper ? helperToolDemo : undefined,
+    readTool: toolHelper ? (state) => helperProgram(state, [state.pos[0], state.pos[1]], [state.goal[0], state.goal[1]], true) : undefined,
   };
 }
 
-export function demoTranscripts(count: number, seed: number): Generator<ChatMessage[]> {
-  return moveListDemos(demoSource(seed), count, mulberry32(seed));
+export function demoTranscripts(count: number, seed: number, kind: DemoKind = 'task'): Generator<ChatMessage[]> {
+  return moveListDemos(demoSource(seed), count, mulberry32(seed), kind);
 }
 
-export function helperDemoTranscripts(count: number, seed: number): Generator<ChatMessage[]> {
-  return moveListDemos(demoSource(seed, true), count, mulberry32(seed));
+export function helperDemoTranscripts(count: number, seed: number, kind: DemoKind = 'task'): Generator<ChatMessage[]> {
+  return moveListDemos(demoSource(seed, true), count, mulberry32(seed), kind);
 }
 
 /** How a demonstrated call of the helper goes wrong, if it does. */
@@ -41,11 +43,7 @@ function helperToolDemo(state: PlanPathState, moves: string[], rng: () => number
   return helperCall(state, rng() < 0.5 ? 'none' : MISTAKES[randomInt(rng, MISTAKES.length)], rng);
 }
 
-/**
- * A program calling shortest_path with the grid rows, the current position and the goal as the
- * prompt shows them, and the output it prints (the helper's moves are bfsShortestPath's, printed
- * as Python prints a list or None).
- */
+/** A call of shortest_path with the current position and the goal as the prompt shows them, or as `mistake` gets them wrong. */
 function helperCall(state: PlanPathState, mistake: HelperMistake, rng: () => number): ToolDemo {
   let start: Coord = [state.pos[0], state.pos[1]];
   let goal: Coord = [state.goal[0], state.goal[1]];
@@ -54,9 +52,17 @@ function helperCall(state: PlanPathState, mistake: HelperMistake, rng: () => num
     const end = rng() < 0.5 ? start : goal;
     end[randomInt(rng, 2)] += rng() < 0.5 ? -1 : 1;
   }
+  return helperProgram(state, start, goal, mistake !== 'not printed');
+}
+
+/**
+ * A program calling shortest_path with the grid rows, `start` and `goal`, and the output it prints
+ * (the helper's moves are bfsShortestPath's, printed as Python prints a list or None).
+ */
+function helperProgram(state: PlanPathState, start: Coord, goal: Coord, printed: boolean): ToolDemo {
   // One line, beginning unlike a printed list ("moves = [...]"), so that the two forms do not mix.
   const call = `shortest_path(${JSON.stringify(state.rows)}, ${tuple(start)}, ${tuple(goal)})`;
-  if (mistake === 'not printed') return { code: call, stdout: '' };
+  if (!printed) return { code: call, stdout: '' };
   const path = bfsShortestPath(state.rows, start, goal);
   return { code: `print("**Actions List**:", ${call})`, stdout: `**Actions List**: ${path === null ? 'None' : pythonList(path)}\n` };
 }

@@ -8,7 +8,12 @@
 // transcripts follow at a later turn (1 .. maxTurns - 1) from the state that answer reached,
 // answered from that state's solution. The tool output shown to the plan agent quotes a literal
 // list as JSON, where Python's print uses single quotes: as the Plan-Path model was built and
-// measured. Pure and seeded.
+// measured. The reading corpus (`kind` 'reading') walks the same instances and turns and keeps
+// only answers that read their prompt: the plan agent after the tool agent repeats the list its
+// prompt shows, and the tool agent, where the source has a right answer to read from its prompt
+// (`readTool`: the miniature's helper call), gives it; make_tiny_model.py trains on it first, to
+// the copying that 400 steps of the task corpus never reach (bench/RESULTS.md, "do the tiny
+// models read their prompts?"). Pure and seeded.
 import { randomInt } from '../shared/rng.js';
 import type { ChatMessage } from '../types.js';
 import { buildPuzzlePrompt, parsePuzzleAnswer } from './roles.js';
@@ -61,44 +66,59 @@ export interface MoveListDemoSource<S extends PuzzleStatus> {
   maxTurns: number;
   /** The tool agent's answer from `state`, given a noisy move list; unset: literalToolDemo(moves). */
   tool?: (state: S, moves: string[], rng: () => number) => ToolDemo;
+  /** The tool agent's answer that reads its prompt right, for the reading corpus; unset: it has no tool transcripts. */
+  readTool?: (state: S) => ToolDemo;
 }
+
+/** The task's demonstrations, or the reading corpus (the header). */
+export type DemoKind = 'task' | 'reading';
 
 /**
  * Per instance, three transcripts at turn 0 (the tool agent, the plan agent after it, the plan
  * agent alone), then, when the plan agent's turn-0 answer leaves the episode open, the same three
  * at a later turn from the state it reached.
  */
-export function* moveListDemos<S extends PuzzleStatus>(source: MoveListDemoSource<S>, count: number, rng: () => number): Generator<ChatMessage[]> {
+export function* moveListDemos<S extends PuzzleStatus>(source: MoveListDemoSource<S>, count: number, rng: () => number, kind: DemoKind = 'task'): Generator<ChatMessage[]> {
   for (let i = 0; i < count; i++) {
     const state = source.instance(i, rng);
     const solution = source.solve(state);
     if (solution === null || solution.length === 0) continue;
-    const applied = yield* turnDemos(source, state, 0, solution, rng);
+    const applied = yield* turnDemos(source, state, 0, solution, rng, kind);
     const next = source.puzzle.apply(state, applied).state;
     const rest = next.done ? null : source.solve(next);
     if (rest === null || rest.length === 0) continue;
-    yield* turnDemos(source, next, 1 + randomInt(rng, source.maxTurns - 1), rest, rng);
+    yield* turnDemos(source, next, 1 + randomInt(rng, source.maxTurns - 1), rest, rng, kind);
   }
 }
 
-/** The three transcripts of one turn from `state`; returns the move list the plan agent after the tool agent applies. */
+/**
+ * The three transcripts of one turn from `state` (for the reading corpus, those of them that read);
+ * returns the move list the plan agent after the tool agent applies.
+ */
 function* turnDemos<S extends PuzzleStatus>(
   source: MoveListDemoSource<S>,
   state: S,
   turn: number,
   solution: string[],
   rng: () => number,
+  kind: DemoKind,
 ): Generator<ChatMessage[], string[]> {
   const { puzzle } = source;
   const answer = (moves: string[]) => `${source.rationale} #### ${jsonList(moves)}`;
+  const program = (code: string): ChatMessage => ({ role: 'assistant', content: `\`\`\`python\n${code}\n\`\`\`` });
+  const toolPrompt = buildPuzzlePrompt(puzzle, 'tool_call_agent', { state, turn });
+  if (kind === 'reading' && source.readTool) yield [...toolPrompt, program(source.readTool(state).code)];
   const toolMoves = noisyMoves(solution, rng);
   const { code, stdout } = source.tool ? source.tool(state, toolMoves, rng) : literalToolDemo(toolMoves);
-  yield [...buildPuzzlePrompt(puzzle, 'tool_call_agent', { state, turn }), { role: 'assistant', content: `\`\`\`python\n${code}\n\`\`\`` }];
-  // The plan agent adopts the tool agent's list half the time, when there is one.
+  if (kind === 'task') yield [...toolPrompt, program(code)];
+  // The plan agent adopts the tool agent's list half the time, when there is one (always, reading).
   const actions = parsePuzzleAnswer(puzzle, stdout);
-  const planMoves = actions !== null && actions.length > 0 && rng() < 0.5 ? actions : noisyMoves(solution, rng);
-  yield [...buildPuzzlePrompt(puzzle, 'plan_agent', { state, turn, toolResult: { code, stdout, actions } }), { role: 'assistant', content: answer(planMoves) }];
+  const shown = actions !== null && actions.length > 0;
+  const planMoves = shown && (kind === 'reading' || rng() < 0.5) ? actions : noisyMoves(solution, rng);
+  if (kind === 'task' || shown) {
+    yield [...buildPuzzlePrompt(puzzle, 'plan_agent', { state, turn, toolResult: { code, stdout, actions } }), { role: 'assistant', content: answer(planMoves) }];
+  }
   // The plan agent alone (an L0 single agent), so that baseline starts from the same warm start.
-  yield [...buildPuzzlePrompt(puzzle, 'plan_agent', { state, turn }), { role: 'assistant', content: answer(noisyMoves(solution, rng)) }];
+  if (kind === 'task') yield [...buildPuzzlePrompt(puzzle, 'plan_agent', { state, turn }), { role: 'assistant', content: answer(noisyMoves(solution, rng)) }];
   return planMoves;
 }

@@ -2,7 +2,7 @@
 // (envs/puzzle/demos.ts): rooms as the configs play them (6x6, one box, the reference's
 // generator), answered from the solver's shortest solution. Pure and seeded.
 import type { ChatMessage } from '../types.js';
-import { moveListDemos, type MoveListDemoSource } from '../puzzle/demos.js';
+import { moveListDemos, type DemoKind, type MoveListDemoSource } from '../puzzle/demos.js';
 import { mulberry32 } from '../shared/rng.js';
 import { generate } from './generate.js';
 import { sokobanPuzzle } from './puzzle.js';
@@ -19,6 +19,6 @@ export function demoSource(seed: number): MoveListDemoSource<SokobanState> {
   };
 }
 
-export function demoTranscripts(count: number, seed: number): Generator<ChatMessage[]> {
-  return moveListDemos(demoSource(seed), count, mulberry32(seed));
+export function demoTranscripts(count: number, seed: number, kind: DemoKind = 'task'): Generator<ChatMessage[]> {
+  return moveListDemos(demoSource(seed), count, mulberry32(seed), kind);
 }

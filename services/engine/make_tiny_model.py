@@ -1,6 +1,7 @@
 """Build a tiny, fully offline chat LM for the move-list puzzles (Plan-Path and Sokoban).
 
     python make_tiny_model.py --corpus FILE.jsonl --out DIR [--seed 0] [--sft-steps N]
+        [--reading-corpus FILE.jsonl --reading-steps N --reading-mix P]
 
 Phases (each timed on stderr):
   1. corpus: JSONL transcripts {"messages": [..., {"role": "assistant", ...}]} written by
@@ -10,8 +11,14 @@ Phases (each timed on stderr):
   2. byte-level BPE tokenizer (tokenizers library, vocab 1024) trained on that corpus,
      with ChatML special tokens, wrapped in transformers.PreTrainedTokenizerFast;
   3. a tiny LlamaForCausalLM (hidden 128, 4 layers, ~0.9M parameters) initialised from --seed;
-  4. a short supervised warm start (loss on the assistant reply only);
-  5. save_pretrained of model + tokenizer + generation_config into --out.
+  4. with --reading-corpus (demos.ts --reading: the same prompts, answered by copying what the
+     prompt hands over, e.g. the tool agent's move list), a reading stage first: --reading-steps
+     of it alone at --reading-lr, long enough for the phase change after which the model copies
+     (a short warm start on the task corpus alone never gets there: the models learn the format,
+     not to read; bench/RESULTS.md, "do the tiny models read their prompts?");
+  5. a short supervised warm start (loss on the assistant reply only), with a --reading-mix share
+     of its examples from the reading corpus, so that the copying survives it;
+  6. save_pretrained of model + tokenizer + generation_config into --out.
 
 Everything is seeded: the same arguments give the same weights (on the same machine).
 """
@@ -77,6 +84,12 @@ def corpus_examples(path: str, rng: random.Random):
         rng.shuffle(order)
         for i in order:
             yield items[i]
+
+
+def mixed(a, b, share: float, rng: random.Random):
+    """Endless stream: the next item of b with probability `share`, else of a."""
+    while True:
+        yield next(b) if rng.random() < share else next(a)
 
 
 # ----------------------------------------------------------------------------- tokenizer
@@ -183,6 +196,11 @@ def main(argv=None):
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--corpus", required=True, help="JSONL of {\"messages\": [...]} transcripts (last message = "
                     "the assistant's reply), e.g. from services/engine/corpus/demos.ts")
+    ap.add_argument("--reading-corpus", help="JSONL transcripts whose answers copy from their prompts "
+                    "(services/engine/corpus/demos.ts --reading); unset: no reading stage")
+    ap.add_argument("--reading-steps", type=int, default=3000)
+    ap.add_argument("--reading-lr", type=float, default=1e-3)
+    ap.add_argument("--reading-mix", type=float, default=0.25, help="share of the warm start's examples from the reading corpus")
     args = ap.parse_args(argv)
     if os.environ.get("TANDEM_TORCH_THREADS"):
         torch.set_num_threads(int(os.environ["TANDEM_TORCH_THREADS"]))
@@ -211,8 +229,16 @@ def main(argv=None):
     timings["init"] = time.time() - t
     log(f"model: {n_params:,} parameters, vocab {len(tokenizer)}")
 
+    warm = stream(args.seed + 1)
+    if args.reading_corpus:
+        t = time.time()
+        sft(model, tokenizer, corpus_examples(args.reading_corpus, random.Random(args.seed + 2)), args.reading_steps,
+            batch_size=args.batch_size, lr=args.reading_lr)
+        timings["reading"] = time.time() - t
+        warm = mixed(warm, corpus_examples(args.reading_corpus, random.Random(args.seed + 3)), args.reading_mix, random.Random(args.seed + 4))
+
     t = time.time()
-    sft(model, tokenizer, stream(args.seed + 1), args.sft_steps, batch_size=args.batch_size, lr=args.lr)
+    sft(model, tokenizer, warm, args.sft_steps, batch_size=args.batch_size, lr=args.lr)
     timings["sft"] = time.time() - t
 
     t = time.time()

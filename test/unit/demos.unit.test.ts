@@ -5,7 +5,8 @@
 // scorers parse, and the answers are right only part of the time, so a warm-started model's K
 // candidates get different rewards. With Plan-Path's tool helper (a miniature, env.tool_helper)
 // the tool agent's programs that call the helper are run with python3 as the env's program, and
-// print what the plan agent is shown.
+// print what the plan agent is shown. The reading corpus (demos.ts --reading) has only answers
+// that read their prompt.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
@@ -14,6 +15,8 @@ import { planPath } from '../../envs/planpath/definition.js';
 import { demoSource as planPathDemos } from '../../envs/planpath/demoTranscripts.js';
 import type { PlanPathState } from '../../envs/planpath/grid.js';
 import { moveListDemos, type MoveListDemoSource } from '../../envs/puzzle/demos.js';
+import { parsePuzzleAnswer } from '../../envs/puzzle/roles.js';
+import { planPathPuzzle } from '../../envs/planpath/roles.js';
 import type { PuzzleStatus } from '../../envs/puzzle/types.js';
 import { mulberry32 } from '../../envs/shared/rng.js';
 import { sokoban } from '../../envs/sokoban/definition.js';
@@ -158,4 +161,30 @@ test('Plan-Path with the tool helper: the programs that call it print what the p
   // Half of the tool agent's programs call the helper, half of those rightly.
   assert.ok(calls > 0.3 * groups.length && calls < 0.7 * groups.length, `${calls} of ${groups.length} programs call the helper`);
   assert.ok(right > 0.3 * calls && right < 0.7 * calls, `${right} of ${calls} calls are right`);
+});
+
+test('the reading corpus: the tool agent calls the helper rightly (and solves), the plan agent repeats the list it is shown, and nothing else', () => {
+  const env = planPath as EnvDefinition<PlanPathState, unknown>;
+  const helper = planPathDemos(1, true);
+  const states: PlanPathState[] = [];
+  const source: MoveListDemoSource<PlanPathState> = { ...helper, readTool: (state) => (states.push(state), helper.readTool!(state)) };
+  let tools = 0;
+  let plans = 0;
+  for (const messages of moveListDemos(source, 60, mulberry32(1), 'reading')) {
+    const [prompt, reply] = [messages.slice(0, -1), messages.at(-1)!.content];
+    if (prompt[1].content.includes("Code agent's action list:")) {
+      plans++;
+      assert.deepEqual(parsePuzzleAnswer(planPathPuzzle, reply), parsePuzzleAnswer(planPathPuzzle, shownStdout(prompt)), reply);
+      continue;
+    }
+    tools++;
+    const state = states.at(-1)!;
+    assert.equal(states.length, tools, 'a tool transcript for every turn walked');
+    const score = env.score('tool_call_agent', state, reply, runPython(env.program('tool_call_agent', reply, state)!), ALPHA);
+    assert.equal(score.global, 1, `${reply}: ${score.outcome}`);
+  }
+  assert.ok(tools >= 60 && plans > 0.5 * tools && plans <= tools, `${tools} tool transcripts, ${plans} of the plan agent`);
+  // Without the helper there is nothing for the tool agent to read: plan transcripts only.
+  const plain = [...moveListDemos(planPathDemos(1), 60, mulberry32(1), 'reading')];
+  assert.ok(plain.length > 30 && plain.every((m) => m[1].content.includes("Code agent's action list:")));
 });
