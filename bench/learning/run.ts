@@ -1,6 +1,6 @@
 // Proof of learning: the reference's results table in small, on this machine's stack.
 //   node --import tsx bench/learning/run.ts --stamp S [--suite planpath|planpath-helper|sokoban|smollm2-math|smollm2-arith]
-//        [--preset reference] [--rows id,...] [--seeds N] [--iterations N] [--lr full=X,lora=Y]
+//        [--preset reference] [--rows id,...] [--seeds N] [--first-seed N] [--iterations N] [--lr full=X,lora=Y]
 //        [--tune full=a,b,...] [--tune-seeds N] [--test-problems N] [--test-samples N]
 //        [--curve-every N] [--curve-problems N] [--batch N] [--map N] [--set key=value,...] [--report]
 // Rows (bench/learning/rows.ts): single agent and two agents without RL; single agent + GRPO with
@@ -20,7 +20,9 @@
 // curves: each training run evaluates itself every --curve-every iterations (default 10) on
 // --curve-problems validation problems (default 32), drawn as PNGs beside the results.
 // --preset reference applies the suite's configs/<env>/reference.preset.yaml to every row.
-// --seeds N (default 5): seed s trains on problems from training.seed = s x 1,000,000.
+// --seeds N (default 5): seed s trains on problems from training.seed = s x 1,000,000; --first-seed
+// F runs seeds F .. N-1 only, so that a second process on the same --stamp can run other seeds
+// beside the first (the engine batches both runs' decoding).
 // Results: every finished (row, seed) is appended to bench/learning/results/<stamp>.jsonl with the
 // commit and machine, and a run with the same --stamp skips what the file has (a bench spans
 // sessions); the file's first line holds the settings, which a later run must repeat. Runs of the
@@ -89,6 +91,7 @@ const settings: Settings = {
   curveProblems: num('curve-problems', 32),
 };
 const seeds = num('seeds', 5);
+const firstSeed = num('first-seed', 0);
 const tuneSeeds = num('tune-seeds', 1);
 const only = arg('rows', suite.rows.map((r) => r.id).join(',')).split(',');
 const unknown = only.filter((id) => !suite.rows.some((r) => r.id === id));
@@ -275,7 +278,7 @@ async function main(): Promise<void> {
       const rates = ratesOf(results);
       for (const f of ['full', 'lora'] as const) console.error(`${f}: lr ${rates[f].lr} (${rates[f].source})`);
       // Seed by seed, so that a bench cut short has every row at its first seeds.
-      for (let seed = 0; seed < seeds; seed++) {
+      for (let seed = firstSeed; seed < seeds; seed++) {
         for (const row of rows) {
           const lr = rates[row.family].lr;
           if (!has('final', row.id, seed, row.algorithm === null ? null : lr)) results.push(await runOne(client, 'final', row, seed, lr));
