@@ -2,8 +2,8 @@
 // (envs/puzzle/demos.ts): maps of 4x4 and 5x5, answered from the shortest path. Pure and seeded.
 // With the tool helper (the miniature of helper.ts, env.tool_helper), half of the tool agent's
 // programs call shortest_path instead of printing a list: half of those rightly, the others with
-// start and goal swapped, one coordinate off by one, or without printing the result. Its reading
-// corpus (envs/puzzle/demos.ts) has the right call for every tool prompt.
+// start and goal swapped, one coordinate off by one, or without printing the result. Its tool
+// agent's reading corpus (envs/puzzle/demos.ts, 'read-tool') has the right call for every prompt.
 import type { ChatMessage } from '../types.js';
 import { literalToolDemo, moveListDemos, type DemoKind, type MoveListDemoSource, type ToolDemo } from '../puzzle/demos.js';
 import { mulberry32, randomInt } from '../shared/rng.js';

@@ -8,12 +8,12 @@
 // transcripts follow at a later turn (1 .. maxTurns - 1) from the state that answer reached,
 // answered from that state's solution. The tool output shown to the plan agent quotes a literal
 // list as JSON, where Python's print uses single quotes: as the Plan-Path model was built and
-// measured. The reading corpus (`kind` 'reading') walks the same instances and turns and keeps
-// only answers that read their prompt: the plan agent after the tool agent repeats the list its
-// prompt shows, and the tool agent, where the source has a right answer to read from its prompt
-// (`readTool`: the miniature's helper call), gives it; make_tiny_model.py trains on it first, to
-// the copying that 400 steps of the task corpus never reach (bench/RESULTS.md, "do the tiny
-// models read their prompts?"). Pure and seeded.
+// measured. The reading corpora walk the same instances and turns and keep only answers that read
+// their prompt, one role each: 'read-plan', the plan agent after the tool agent repeating the list
+// its prompt shows; 'read-tool', the tool agent giving the right answer its prompt hands it, where
+// the source has one (`readTool`: the miniature's helper call). make_tiny_model.py trains on them
+// first, one after the other, to the copying that 400 steps of the task corpus never reach
+// (bench/RESULTS.md, "a reading stage before the warm start"). Pure and seeded.
 import { randomInt } from '../shared/rng.js';
 import type { ChatMessage } from '../types.js';
 import { buildPuzzlePrompt, parsePuzzleAnswer } from './roles.js';
@@ -70,8 +70,9 @@ export interface MoveListDemoSource<S extends PuzzleStatus> {
   readTool?: (state: S) => ToolDemo;
 }
 
-/** The task's demonstrations, or the reading corpus (the header). */
-export type DemoKind = 'task' | 'reading';
+/** The task's demonstrations, or a reading corpus (the header). */
+export type DemoKind = 'task' | 'read-plan' | 'read-tool';
+export const DEMO_KINDS: readonly DemoKind[] = ['task', 'read-plan', 'read-tool'];
 
 /**
  * Per instance, three transcripts at turn 0 (the tool agent, the plan agent after it, the plan
@@ -92,7 +93,7 @@ export function* moveListDemos<S extends PuzzleStatus>(source: MoveListDemoSourc
 }
 
 /**
- * The three transcripts of one turn from `state` (for the reading corpus, those of them that read);
+ * The three transcripts of one turn from `state` (for a reading corpus, its role's that read);
  * returns the move list the plan agent after the tool agent applies.
  */
 function* turnDemos<S extends PuzzleStatus>(
@@ -107,15 +108,15 @@ function* turnDemos<S extends PuzzleStatus>(
   const answer = (moves: string[]) => `${source.rationale} #### ${jsonList(moves)}`;
   const program = (code: string): ChatMessage => ({ role: 'assistant', content: `\`\`\`python\n${code}\n\`\`\`` });
   const toolPrompt = buildPuzzlePrompt(puzzle, 'tool_call_agent', { state, turn });
-  if (kind === 'reading' && source.readTool) yield [...toolPrompt, program(source.readTool(state).code)];
+  if (kind === 'read-tool' && source.readTool) yield [...toolPrompt, program(source.readTool(state).code)];
   const toolMoves = noisyMoves(solution, rng);
   const { code, stdout } = source.tool ? source.tool(state, toolMoves, rng) : literalToolDemo(toolMoves);
   if (kind === 'task') yield [...toolPrompt, program(code)];
   // The plan agent adopts the tool agent's list half the time, when there is one (always, reading).
   const actions = parsePuzzleAnswer(puzzle, stdout);
   const shown = actions !== null && actions.length > 0;
-  const planMoves = shown && (kind === 'reading' || rng() < 0.5) ? actions : noisyMoves(solution, rng);
-  if (kind === 'task' || shown) {
+  const planMoves = shown && (kind !== 'task' || rng() < 0.5) ? actions : noisyMoves(solution, rng);
+  if (kind === 'task' || (kind === 'read-plan' && shown)) {
     yield [...buildPuzzlePrompt(puzzle, 'plan_agent', { state, turn, toolResult: { code, stdout, actions } }), { role: 'assistant', content: answer(planMoves) }];
   }
   // The plan agent alone (an L0 single agent), so that baseline starts from the same warm start.

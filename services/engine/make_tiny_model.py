@@ -1,7 +1,7 @@
 """Build a tiny, fully offline chat LM for the move-list puzzles (Plan-Path and Sokoban).
 
     python make_tiny_model.py --corpus FILE.jsonl --out DIR [--seed 0] [--sft-steps N]
-        [--reading-corpus FILE.jsonl --reading-steps N --reading-mix P]
+        [--reading-corpus FILE.jsonl ... --reading-steps N --reading-mix P]
 
 Phases (each timed on stderr):
   1. corpus: JSONL transcripts {"messages": [..., {"role": "assistant", ...}]} written by
@@ -11,13 +11,15 @@ Phases (each timed on stderr):
   2. byte-level BPE tokenizer (tokenizers library, vocab 1024) trained on that corpus,
      with ChatML special tokens, wrapped in transformers.PreTrainedTokenizerFast;
   3. a tiny LlamaForCausalLM (hidden 128, 4 layers, ~0.9M parameters) initialised from --seed;
-  4. with --reading-corpus (demos.ts --reading: the same prompts, answered by copying what the
-     prompt hands over, e.g. the tool agent's move list), a reading stage first: --reading-steps
-     of it alone at --reading-lr, long enough for the phase change after which the model copies
-     (a short warm start on the task corpus alone never gets there: the models learn the format,
-     not to read; bench/RESULTS.md, "do the tiny models read their prompts?");
+  4. with --reading-corpus (demos.ts --reading plan|tool: the same prompts of one role, answered
+     by copying what the prompt hands over, e.g. the tool agent's move list), reading stages
+     first, one per corpus in the order given, each --reading-steps at --reading-lr on its corpus
+     and the ones before it (drawn equally): long enough for the phase change after which the
+     model copies. A short warm start on the task corpus alone never gets there (the models learn
+     the format, not to read), nor does one stage of two roles' copies (bench/RESULTS.md, "a
+     reading stage before the warm start");
   5. a short supervised warm start (loss on the assistant reply only), with a --reading-mix share
-     of its examples from the reading corpus, so that the copying survives it;
+     of its examples from the reading corpora, so that the copying survives it;
   6. save_pretrained of model + tokenizer + generation_config into --out.
 
 Everything is seeded: the same arguments give the same weights (on the same machine).
@@ -90,6 +92,12 @@ def mixed(a, b, share: float, rng: random.Random):
     """Endless stream: the next item of b with probability `share`, else of a."""
     while True:
         yield next(b) if rng.random() < share else next(a)
+
+
+def union(streams, rng: random.Random):
+    """Endless stream: the next item of one of `streams`, each as likely."""
+    while True:
+        yield next(streams[rng.randrange(len(streams))])
 
 
 # ----------------------------------------------------------------------------- tokenizer
@@ -196,11 +204,12 @@ def main(argv=None):
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--corpus", required=True, help="JSONL of {\"messages\": [...]} transcripts (last message = "
                     "the assistant's reply), e.g. from services/engine/corpus/demos.ts")
-    ap.add_argument("--reading-corpus", help="JSONL transcripts whose answers copy from their prompts "
-                    "(services/engine/corpus/demos.ts --reading); unset: no reading stage")
-    ap.add_argument("--reading-steps", type=int, default=3000)
+    ap.add_argument("--reading-corpus", action="append", default=[], help="JSONL transcripts of one role whose answers "
+                    "copy from their prompts (services/engine/corpus/demos.ts --reading plan|tool); one reading stage "
+                    "each, in order; unset: none")
+    ap.add_argument("--reading-steps", type=int, default=2500, help="steps of each reading stage")
     ap.add_argument("--reading-lr", type=float, default=1e-3)
-    ap.add_argument("--reading-mix", type=float, default=0.25, help="share of the warm start's examples from the reading corpus")
+    ap.add_argument("--reading-mix", type=float, default=0.25, help="share of the warm start's examples from the reading corpora")
     args = ap.parse_args(argv)
     if os.environ.get("TANDEM_TORCH_THREADS"):
         torch.set_num_threads(int(os.environ["TANDEM_TORCH_THREADS"]))
@@ -232,10 +241,12 @@ def main(argv=None):
     warm = stream(args.seed + 1)
     if args.reading_corpus:
         t = time.time()
-        sft(model, tokenizer, corpus_examples(args.reading_corpus, random.Random(args.seed + 2)), args.reading_steps,
-            batch_size=args.batch_size, lr=args.reading_lr)
+        reading = [corpus_examples(path, random.Random(args.seed + 2 + i)) for i, path in enumerate(args.reading_corpus)]
+        for stage in range(len(reading)):
+            sft(model, tokenizer, union(reading[: stage + 1], random.Random(args.seed + 100 + stage)), args.reading_steps,
+                batch_size=args.batch_size, lr=args.reading_lr)
         timings["reading"] = time.time() - t
-        warm = mixed(warm, corpus_examples(args.reading_corpus, random.Random(args.seed + 3)), args.reading_mix, random.Random(args.seed + 4))
+        warm = mixed(warm, union(reading, random.Random(args.seed + 99)), args.reading_mix, random.Random(args.seed + 98))
 
     t = time.time()
     sft(model, tokenizer, warm, args.sft_steps, batch_size=args.batch_size, lr=args.lr)

@@ -5,8 +5,8 @@
 // scorers parse, and the answers are right only part of the time, so a warm-started model's K
 // candidates get different rewards. With Plan-Path's tool helper (a miniature, env.tool_helper)
 // the tool agent's programs that call the helper are run with python3 as the env's program, and
-// print what the plan agent is shown. The reading corpus (demos.ts --reading) has only answers
-// that read their prompt.
+// print what the plan agent is shown. The reading corpora (demos.ts --reading) have only answers
+// that read their prompt, one role each.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
@@ -163,28 +163,26 @@ test('Plan-Path with the tool helper: the programs that call it print what the p
   assert.ok(right > 0.3 * calls && right < 0.7 * calls, `${right} of ${calls} calls are right`);
 });
 
-test('the reading corpus: the tool agent calls the helper rightly (and solves), the plan agent repeats the list it is shown, and nothing else', () => {
+test('the reading corpora: the tool agent calls the helper rightly (and solves); the plan agent repeats the list it is shown; one role each', () => {
   const env = planPath as EnvDefinition<PlanPathState, unknown>;
   const helper = planPathDemos(1, true);
   const states: PlanPathState[] = [];
   const source: MoveListDemoSource<PlanPathState> = { ...helper, readTool: (state) => (states.push(state), helper.readTool!(state)) };
-  let tools = 0;
-  let plans = 0;
-  for (const messages of moveListDemos(source, 60, mulberry32(1), 'reading')) {
-    const [prompt, reply] = [messages.slice(0, -1), messages.at(-1)!.content];
-    if (prompt[1].content.includes("Code agent's action list:")) {
-      plans++;
-      assert.deepEqual(parsePuzzleAnswer(planPathPuzzle, reply), parsePuzzleAnswer(planPathPuzzle, shownStdout(prompt)), reply);
-      continue;
-    }
-    tools++;
-    const state = states.at(-1)!;
-    assert.equal(states.length, tools, 'a tool transcript for every turn walked');
-    const score = env.score('tool_call_agent', state, reply, runPython(env.program('tool_call_agent', reply, state)!), ALPHA);
+  const tool = [...moveListDemos(source, 60, mulberry32(1), 'read-tool')];
+  assert.equal(tool.length, states.length, 'a right call for every turn walked');
+  assert.ok(tool.length >= 60);
+  tool.forEach((messages, i) => {
+    const reply = messages.at(-1)!.content;
+    const score = env.score('tool_call_agent', states[i], reply, runPython(env.program('tool_call_agent', reply, states[i])!), ALPHA);
     assert.equal(score.global, 1, `${reply}: ${score.outcome}`);
+  });
+  const plan = [...moveListDemos(helper, 60, mulberry32(1), 'read-plan')];
+  assert.ok(plan.length > 0.5 * tool.length && plan.length <= tool.length, `${plan.length} plan transcripts of ${tool.length} turns`);
+  for (const messages of plan) {
+    const [prompt, reply] = [messages.slice(0, -1), messages.at(-1)!.content];
+    assert.match(prompt[1].content, /Code agent's action list:/);
+    assert.deepEqual(parsePuzzleAnswer(planPathPuzzle, reply), parsePuzzleAnswer(planPathPuzzle, shownStdout(prompt)), reply);
   }
-  assert.ok(tools >= 60 && plans > 0.5 * tools && plans <= tools, `${tools} tool transcripts, ${plans} of the plan agent`);
-  // Without the helper there is nothing for the tool agent to read: plan transcripts only.
-  const plain = [...moveListDemos(planPathDemos(1), 60, mulberry32(1), 'reading')];
-  assert.ok(plain.length > 30 && plain.every((m) => m[1].content.includes("Code agent's action list:")));
+  // Without the helper the tool agent has nothing to read: no tool transcripts.
+  assert.equal([...moveListDemos(planPathDemos(1), 60, mulberry32(1), 'read-tool')].length, 0);
 });

@@ -1,5 +1,5 @@
-"""make_tiny_model.py's reading stage: the warm start's stream draws the reading corpus at its
-share, and a build with --reading-corpus trains on it first, then on the task corpus."""
+"""make_tiny_model.py's reading stages: one per reading corpus, each on its corpus and the ones
+before it, then the task warm start with the reading corpora at their share."""
 
 from __future__ import annotations
 
@@ -20,25 +20,37 @@ def test_mixed_draws_the_second_stream_at_its_share():
     assert abs(share - 0.25) < 0.03, share
 
 
-def test_a_build_with_a_reading_corpus_trains_the_reading_stage_first(tmp_path, monkeypatch):
+def test_union_draws_each_stream_equally():
+    streams = [iter(lambda: "a", None), iter(lambda: "b", None), iter(lambda: "c", None)]
+    u = make_tiny_model.union(streams, random.Random(0))
+    drawn = [next(u) for _ in range(3000)]
+    assert all(abs(drawn.count(x) / 3000 - 1 / 3) < 0.03 for x in "abc"), {x: drawn.count(x) for x in "abc"}
+
+
+def test_a_build_with_reading_corpora_trains_one_stage_each_then_the_warm_start(tmp_path, monkeypatch):
     corpus = os.path.join(TESTS_DIR, "fixtures", "planpath_corpus.jsonl")
-    # A reading corpus of one transcript, recognisable by its reply.
-    reading = tmp_path / "reading.jsonl"
     with open(corpus) as f:
         messages = json.loads(f.readline())["messages"]
-    reading.write_text(json.dumps({"messages": [*messages[:-1], {"role": "assistant", "content": "#### READ"}]}) + "\n")
+    # Two reading corpora of one transcript each, recognisable by their replies.
+    paths = []
+    for name in ("PLAN", "TOOL"):
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text(json.dumps({"messages": [*messages[:-1], {"role": "assistant", "content": name}]}) + "\n")
+        paths.append(str(path))
     seen = []
     real_sft = make_tiny_model.sft
 
     def spy(model, tokenizer, examples, steps, **kw):
-        taken = [next(examples) for _ in range(40)]
-        seen.append((steps, kw["lr"], sum(reply == "#### READ" for _, reply in taken)))
-        real_sft(model, tokenizer, iter(taken), min(steps, 1), **kw)
+        taken = [reply for _, reply in (next(examples) for _ in range(200))]
+        seen.append((steps, kw["lr"], {r: taken.count(r) for r in ("PLAN", "TOOL")}))
+        real_sft(model, tokenizer, iter([(messages[:-1], r) for r in taken]), min(steps, 1), **kw)
 
     monkeypatch.setattr(make_tiny_model, "sft", spy)
     out = make_tiny_model.main(["--corpus", corpus, "--out", str(tmp_path / "m"), "--corpus-size", "600", "--sft-steps", "3",
-                                "--reading-corpus", str(reading), "--reading-steps", "5", "--reading-lr", "2e-3", "--reading-mix", "0.5"])
-    (reading_steps, reading_lr, reading_items), (sft_steps, sft_lr, mixed_items) = seen
-    assert (reading_steps, reading_lr, reading_items) == (5, 2e-3, 40), "the reading stage: the reading corpus alone, at its rate"
-    assert (sft_steps, sft_lr) == (3, 3e-3) and 8 <= mixed_items <= 32, f"the warm start: {mixed_items} of 40 from the reading corpus"
+                                "--reading-corpus", paths[0], "--reading-corpus", paths[1], "--reading-steps", "5",
+                                "--reading-lr", "2e-3", "--reading-mix", "0.5"])
+    first, second, warm = seen
+    assert first == (5, 2e-3, {"PLAN": 200, "TOOL": 0}), "stage 1: the first corpus alone, at the reading rate"
+    assert second[:2] == (5, 2e-3) and 70 <= second[2]["TOOL"] <= 130 and sum(second[2].values()) == 200, f"stage 2: both corpora, equally: {second}"
+    assert warm[:2] == (3, 3e-3) and 60 <= sum(warm[2].values()) <= 140, f"the warm start: half from the reading corpora: {warm}"
     assert set(out["timings"]) >= {"reading", "sft"}
