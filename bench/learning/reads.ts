@@ -24,7 +24,7 @@ import { join } from 'node:path';
 import { createEnvActivities } from '../../activities/env.js';
 import { ensurePolicy } from '../../activities/policy.js';
 import { loadRunConfig } from '../../configs/load.js';
-import { demoSource } from '../../envs/planpath/demoTranscripts.js';
+import { demoSource, helperCallText } from '../../envs/planpath/demoTranscripts.js';
 import type { PlanPathState } from '../../envs/planpath/grid.js';
 import { planPathPuzzle } from '../../envs/planpath/roles.js';
 import { literalToolDemo, moveListDemos, type MoveListDemoSource, type ToolDemo } from '../../envs/puzzle/demos.js';
@@ -100,9 +100,8 @@ async function measure(items: Probe[], answers: string[], env: ReturnType<typeof
       c.n++;
       c.solves += Number(p.role === 'tool' ? scored.global === 1 : scored.solved);
       if (p.role === 'tool') {
-        const [[r, col], [gr, gc]] = [p.state.pos, p.state.goal];
         c.calls += Number(text.includes('shortest_path('));
-        c.right += Number(text.includes(`shortest_path(${JSON.stringify(p.state.rows)}, (${r}, ${col}), (${gr}, ${gc}))`));
+        c.right += Number(text.includes(helperCallText(p.state)));
       }
       if (p.shown !== null) {
         c.shown++;

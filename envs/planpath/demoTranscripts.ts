@@ -18,7 +18,7 @@ export function demoSource(seed: number, toolHelper = false): MoveListDemoSource
     rationale: 'The moves follow the open cells to the goal.',
     maxTurns: 2,
     tool: toolHelper ? helperToolDemo : undefined,
-    readTool: toolHelper ? (state) => helperProgram(state, [state.pos[0], state.pos[1]], [state.goal[0], state.goal[1]], true) : undefined,
+    readTool: toolHelper ? (state) => helperProgram(state, state.pos, state.goal, true) : undefined,
   };
 }
 
@@ -55,13 +55,18 @@ function helperCall(state: PlanPathState, mistake: HelperMistake, rng: () => num
   return helperProgram(state, start, goal, mistake !== 'not printed');
 }
 
+/** The call of shortest_path with the grid rows, `start` and `goal` (the right one: the state's position and goal). */
+export function helperCallText(state: PlanPathState, start: Coord = state.pos, goal: Coord = state.goal): string {
+  return `shortest_path(${JSON.stringify(state.rows)}, ${tuple(start)}, ${tuple(goal)})`;
+}
+
 /**
  * A program calling shortest_path with the grid rows, `start` and `goal`, and the output it prints
  * (the helper's moves are bfsShortestPath's, printed as Python prints a list or None).
  */
 function helperProgram(state: PlanPathState, start: Coord, goal: Coord, printed: boolean): ToolDemo {
   // One line, beginning unlike a printed list ("moves = [...]"), so that the two forms do not mix.
-  const call = `shortest_path(${JSON.stringify(state.rows)}, ${tuple(start)}, ${tuple(goal)})`;
+  const call = helperCallText(state, start, goal);
   if (!printed) return { code: call, stdout: '' };
   const path = bfsShortestPath(state.rows, start, goal);
   return { code: `print("**Actions List**:", ${call})`, stdout: `**Actions List**: ${path === null ? 'None' : pythonList(path)}\n` };
