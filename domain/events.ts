@@ -175,19 +175,25 @@ export function recordableText(text: string): string {
   return text.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') : text;
 }
 
-/** A value with `recordableText` applied to every string in it (keys too); `changed` when one held U+0000. */
+/** Whether any string in a value (keys too) holds U+0000; allocates nothing. */
+function holdsNul(v: unknown): boolean {
+  if (typeof v === 'string') return v.includes('\u0000');
+  if (Array.isArray(v)) return v.some(holdsNul);
+  if (v !== null && typeof v === 'object') return Object.entries(v).some(([k, x]) => k.includes('\u0000') || holdsNul(x));
+  return false;
+}
+
+/**
+ * A value with `recordableText` applied to every string in it (keys too); `changed` when one held
+ * U+0000. The projector calls it on every event: a value without U+0000 is returned as it is, uncopied.
+ */
 export function recordable<T>(value: T): { value: T; changed: boolean } {
-  let changed = false;
+  if (!holdsNul(value)) return { value, changed: false };
   const walk = (v: unknown): unknown => {
-    if (typeof v === 'string') {
-      const t = recordableText(v);
-      if (t !== v) changed = true;
-      return t;
-    }
+    if (typeof v === 'string') return recordableText(v);
     if (Array.isArray(v)) return v.map(walk);
-    if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [walk(k) as string, walk(x)]));
+    if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [recordableText(k), walk(x)]));
     return v;
   };
-  const out = walk(value) as T;
-  return changed ? { value: out, changed } : { value, changed };
+  return { value: walk(value) as T, changed: true };
 }
