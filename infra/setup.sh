@@ -123,7 +123,7 @@ tiny_model tandem-tiny-helper planpath-helper
 # The miniature's model with reading stages before its warm start (the plan agent repeating the
 # list shown to it, then the tool agent calling the helper rightly; bench/RESULTS.md, "a reading
 # stage before the warm start"): the learning bench's `--suite planpath-helper-reading`. Opt-in,
-# since its 5,000 reading steps take about 50 minutes on one core of a small VM:
+# since its 5,000 reading steps took 55 minutes on one core of a 2-core VM:
 # TANDEM_READING_MODEL=1 bash infra/setup.sh.
 if [ "${TANDEM_READING_MODEL:-}" = 1 ]; then
   tiny_model tandem-tiny-helper-reading planpath-helper reading
