@@ -76,7 +76,7 @@ const stamp = arg('stamp', '');
 if (!/^[\w.-]+$/.test(stamp)) throw new Error('--stamp S names the bench (its results file and workflow ids): letters, digits, . _ -');
 const preset = arg('preset', '') || null;
 if (preset !== null && preset !== 'reference') throw new Error(`--preset: reference (configs/<env>/reference.preset.yaml), not '${preset}'`);
-const puzzle = ['planpath', 'planpath-helper', 'planpath-helper-reading', 'sokoban'].includes(suite.name);
+const puzzle = ['configs/planpath', 'configs/sokoban'].includes(suite.dir); // suites with env.map_size
 const settings: Settings = {
   suite: suite.name,
   preset,
