@@ -2,7 +2,8 @@
 //   node --import tsx bench/learning/run.ts --stamp S [--suite planpath|planpath-helper|sokoban|smollm2-math|smollm2-arith]
 //        [--preset reference] [--rows id,...] [--seeds N] [--first-seed N] [--iterations N] [--lr full=X,lora=Y]
 //        [--tune full=a,b,...] [--tune-seeds N] [--test-problems N] [--test-samples N]
-//        [--curve-every N] [--curve-problems N] [--batch N] [--map N] [--set key=value,...] [--report]
+//        [--curve-every N] [--curve-problems N] [--batch N] [--map N] [--set key=value,...]
+//        [--queue Q --engine-metrics PORT] [--report]
 // Rows (bench/learning/rows.ts): single agent and two agents without RL; single agent + GRPO with
 // trajectory groups and with tree groups; two agents + plain GRPO; AT-GRPO L1 and L2. Every
 // training row trains for --iterations (default 60; training.total_training_steps, so each
@@ -28,6 +29,10 @@
 // sessions); the file's first line holds the settings, which a later run must repeat. Runs of the
 // current session re-attach by workflow id (learn-<stamp>-...). --report prints the tables from the
 // file and draws the curves without running anything.
+// --queue Q places every policy the runs learn on the policy worker that serves task queue Q (one
+// started beside the stack's, e.g. on another core or GPU), so that two benches train on two
+// engines at once; --engine-metrics PORT reads that worker's engine counters. Where a run is placed
+// is not a learning setting: the results file does not hold it.
 // Uses the stack the TANDEM_* settings point at (`npx tandem stack up` first). Prints one line
 // per iteration to stderr and the Markdown section for bench/RESULTS.md to stdout.
 import { execSync } from 'node:child_process';
@@ -100,6 +105,10 @@ const rows = suite.rows.filter((r) => only.includes(r.id));
 const lrFlag = perFamily('lr');
 const tune = perFamily('tune');
 const overrides = suite.overrides();
+const queue = arg('queue', '') || null;
+const engineMetricsPort = arg('engine-metrics', '');
+if (engineMetricsPort !== '' && !/^\d+$/.test(engineMetricsPort)) throw new Error(`--engine-metrics: a port number, not '${engineMetricsPort}'`);
+const engineUrl = engineMetricsPort === '' ? undefined : `http://127.0.0.1:${engineMetricsPort}/metrics`;
 
 const resultsDir = join(projectRoot, 'bench', 'learning', 'results');
 const resultsFile = join(resultsDir, `${stamp}.jsonl`);
@@ -121,7 +130,7 @@ function readResults(): RunResult[] {
 
 /** The config of a row's run (split: which held-out problems its evaluations play; lr null: the config's own). */
 function config(row: Row, seed: number, lr: number | null, split: 'run' | 'test'): RunConfig {
-  const loaded = loadRunConfig(row.file, [
+  const load = (placed: string[]) => loadRunConfig(row.file, [
     ...overrides.run,
     ...(split === 'test' ? overrides.test : []),
     ...(preset ? [`@${suite.dir}/${preset}.preset.yaml`] : []),
@@ -135,7 +144,10 @@ function config(row: Row, seed: number, lr: number | null, split: 'run' | 'test'
     `algorithm=${row.algorithm ?? 'at_grpo'}`,
     ...(lr === null ? [] : [`update.lr=${lr}`]),
     ...settings.set,
+    ...placed,
   ]);
+  let loaded = load([]);
+  if (loaded.ok && queue !== null) loaded = load(Object.values(loaded.config.base_models).map((b) => `placement.${b.name}.task_queue=${queue}`));
   if (!loaded.ok) throw new Error(`${row.file}: ${JSON.stringify(loaded.issues)}`);
   return loaded.config;
 }
@@ -166,7 +178,7 @@ async function resultOf<T extends Workflow>(handle: WorkflowHandle<T>): Promise<
 
 /** Trains for the configured iterations, following the run's progress; returns what it consumed and its curve. */
 async function train(client: Client, label: string, cfg: RunConfig, runId: string): Promise<Pick<RunResult, 'iterations' | 'tokens' | 'curve' | 'engine'>> {
-  const before = await engineCounters();
+  const before = await engineCounters(engineUrl);
   const t0 = Date.now();
   const handle = await startOrAttach(client, trainingRun, { taskQueue: CPU_QUEUE, workflowId: runId, args: [{ config: cfg }] });
   let tokens = 0;
@@ -187,7 +199,7 @@ async function train(client: Client, label: string, cfg: RunConfig, runId: strin
     }
   }
   const final = await done;
-  const after = await engineCounters();
+  const after = await engineCounters(engineUrl);
   const whole = !gap && seen + 1 === final.iteration; // the bench followed every iteration (not re-attached)
   return {
     iterations: final.iteration,
