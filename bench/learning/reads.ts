@@ -1,8 +1,9 @@
 // Does a warm-started model read its prompt? Plan-Path's roles, sampled on held-out demonstrations.
-//   node --import tsx bench/learning/reads.ts --model DIR [--helper] [--problems 100] [--temperature 1.0]
-//        [--seed 7] [--roles tool,after,alone]
+//   node --import tsx bench/learning/reads.ts --model DIR [--helper [--helper-grid named]] [--problems 100]
+//        [--temperature 1.0] [--seed 7] [--roles tool,after,alone]
 // The prompts are the warm start's own kind (envs/puzzle/demos.ts: Plan-Path's demonstrations,
-// with the miniature's tool helper under --helper) from --seed, which the warm start did not see
+// with the miniature's tool helper under --helper, its grid passed as `rows` under --helper-grid
+// named) from --seed, which the warm start did not see
 // (infra/setup.sh builds from seed 1), in their order: for each of the first --problems turns, the
 // tool agent's prompt, the plan agent's after the tool agent (showing the demonstrated program's
 // output) and the plan agent's alone. The model (served by the engine as configs/planpath's L1
@@ -25,7 +26,7 @@ import { createEnvActivities } from '../../activities/env.js';
 import { ensurePolicy } from '../../activities/policy.js';
 import { loadRunConfig } from '../../configs/load.js';
 import { demoSource, helperCallText } from '../../envs/planpath/demoTranscripts.js';
-import type { PlanPathState } from '../../envs/planpath/grid.js';
+import type { HelperGrid, PlanPathState } from '../../envs/planpath/grid.js';
 import { planPathPuzzle } from '../../envs/planpath/roles.js';
 import { literalToolDemo, moveListDemos, type MoveListDemoSource, type ToolDemo } from '../../envs/puzzle/demos.js';
 import { parsePuzzleAnswer } from '../../envs/puzzle/roles.js';
@@ -42,6 +43,9 @@ function arg(name: string, fallback: string): string {
 const model = arg('model', '');
 if (!model) throw new Error('--model DIR: the model folder to probe');
 const helper = process.argv.includes('--helper');
+const helperGrid = arg('helper-grid', 'literal') as HelperGrid;
+if (helperGrid !== 'literal' && helperGrid !== 'named') throw new Error(`--helper-grid: literal or named, not '${String(helperGrid)}'`);
+if (helperGrid === 'named' && !helper) throw new Error('--helper-grid named: with --helper');
 const problems = Number(arg('problems', '100'));
 const temperature = Number(arg('temperature', '1.0'));
 const seed = Number(arg('seed', '7'));
@@ -63,7 +67,7 @@ interface Probe {
 
 /** The first `problems` turns' three prompts, in the demonstrations' order, with the state and tool output of each turn. */
 function probes(): Probe[] {
-  const base = demoSource(seed, helper);
+  const base = demoSource(seed, helper, helperGrid);
   let turn: { state: PlanPathState; tool: ToolDemo } | null = null;
   // The source's tool answer is taken once per turn, before the turn's transcripts: capture its state there.
   const source: MoveListDemoSource<PlanPathState> = {
@@ -122,7 +126,7 @@ async function measure(items: Probe[], answers: string[], env: ReturnType<typeof
 
 function config() {
   const file = `configs/planpath/${helper ? 'planpath_helper' : 'planpath'}_L1_prompt.yaml`;
-  const loaded = loadRunConfig(file, [`base_models.policy_0.path=${model}`, 'env.invalid_move=end']);
+  const loaded = loadRunConfig(file, [`base_models.policy_0.path=${model}`, 'env.invalid_move=end', ...(helper ? [`env.helper_grid=${helperGrid}`] : [])]);
   if (!loaded.ok) throw new Error(`${file}: ${JSON.stringify(loaded.issues)}`);
   return loaded.config;
 }
@@ -131,7 +135,7 @@ async function main(): Promise<void> {
   const cfg = config();
   const items = probes();
   const env = createEnvActivities();
-  console.log(`${helper ? 'Plan-Path with the tool helper' : 'Plan-Path'}, ${problems} held-out turns (demonstrations of seed ${seed}), env.invalid_move end`);
+  console.log(`${helper ? `Plan-Path with the tool helper (grid ${helperGrid})` : 'Plan-Path'}, ${problems} held-out turns (demonstrations of seed ${seed}), env.invalid_move end`);
   console.log(`  the demonstrations: ${await measure(items, items.map((p) => p.demo), env, cfg)}`);
   const dataDir = mkdtempSync(join(tmpdir(), 'tandem-reads-'));
   const engine = new EngineClient('cpu', () => {});

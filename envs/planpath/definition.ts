@@ -14,6 +14,6 @@ export const planPath: EnvDefinition<PlanPathState, GenerateOptions & PuzzleOpti
   ...puzzle,
   program(agent, text, state) {
     const code = puzzle.program(agent, text, state);
-    return code !== null && state.toolHelper ? withToolHelper(code) : code;
+    return code !== null && state.toolHelper ? withToolHelper(code, state) : code;
   },
 };

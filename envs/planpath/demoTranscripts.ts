@@ -4,16 +4,17 @@
 // programs call shortest_path instead of printing a list: half of those rightly, the others with
 // start and goal swapped, one coordinate off by one, or without printing the result. Its tool
 // agent's reading corpus (envs/puzzle/demos.ts, 'read-tool') has the right call for every prompt.
+// Under helper_grid named (helper.ts) every call passes the grid as `rows`.
 import type { ChatMessage } from '../types.js';
 import { literalToolDemo, moveListDemos, type DemoKind, type MoveListDemoSource, type ToolDemo } from '../puzzle/demos.js';
 import { mulberry32, randomInt } from '../shared/rng.js';
-import { bfsShortestPath, generate, type Coord, type PlanPathState } from './grid.js';
+import { bfsShortestPath, generate, type Coord, type HelperGrid, type PlanPathState } from './grid.js';
 import { planPathPuzzle } from './roles.js';
 
-export function demoSource(seed: number, toolHelper = false): MoveListDemoSource<PlanPathState> {
+export function demoSource(seed: number, toolHelper = false, helperGrid: HelperGrid = 'literal'): MoveListDemoSource<PlanPathState> {
   return {
     puzzle: planPathPuzzle,
-    instance: (i, rng) => generate(seed * 100_003 + i, { mapSize: 4 + randomInt(rng, 2), blockedRatio: 0.22, toolHelper }),
+    instance: (i, rng) => generate(seed * 100_003 + i, { mapSize: 4 + randomInt(rng, 2), blockedRatio: 0.22, toolHelper, helperGrid }),
     solve: (state) => bfsShortestPath(state.rows, state.pos, state.goal),
     rationale: 'The moves follow the open cells to the goal.',
     maxTurns: 2,
@@ -26,8 +27,8 @@ export function demoTranscripts(count: number, seed: number, kind: DemoKind = 't
   return moveListDemos(demoSource(seed), count, mulberry32(seed), kind);
 }
 
-export function helperDemoTranscripts(count: number, seed: number, kind: DemoKind = 'task'): Generator<ChatMessage[]> {
-  return moveListDemos(demoSource(seed, true), count, mulberry32(seed), kind);
+export function helperDemoTranscripts(count: number, seed: number, kind: DemoKind = 'task', helperGrid: HelperGrid = 'literal'): Generator<ChatMessage[]> {
+  return moveListDemos(demoSource(seed, true, helperGrid), count, mulberry32(seed), kind);
 }
 
 /** How a demonstrated call of the helper goes wrong, if it does. */
@@ -55,9 +56,9 @@ function helperCall(state: PlanPathState, mistake: HelperMistake, rng: () => num
   return helperProgram(state, start, goal, mistake !== 'not printed');
 }
 
-/** The call of shortest_path with the grid rows, `start` and `goal` (the right one: the state's position and goal). */
+/** The call of shortest_path with the grid rows (as `rows` under helper_grid named), `start` and `goal` (the right one: the state's position and goal). */
 export function helperCallText(state: PlanPathState, start: Coord = state.pos, goal: Coord = state.goal): string {
-  return `shortest_path(${JSON.stringify(state.rows)}, ${tuple(start)}, ${tuple(goal)})`;
+  return `shortest_path(${state.helperGrid === 'named' ? 'rows' : JSON.stringify(state.rows)}, ${tuple(start)}, ${tuple(goal)})`;
 }
 
 /**

@@ -2,8 +2,8 @@
 // PlanPathGridEnvState: '.' free, '#' blocked, moves U/D/L/R, step/invalid penalties plus
 // potential-based shaping, a goal reward with a bonus for an optimal-length episode, and a
 // failure penalty when the step budget runs out. The state also carries the tool agent's
-// setting (toolHelper, helper.ts), which its prompt and program depend on, and what an invalid
-// move does (invalidMove: the reference's 'stay', or Tandem's stricter 'end').
+// setting (toolHelper and helperGrid, helper.ts), which its prompt and program depend on, and what
+// an invalid move does (invalidMove: the reference's 'stay', or Tandem's stricter 'end').
 import type { Move } from '../types.js';
 import { moveDelta } from '../puzzle/moves.js';
 import { mulberry32, randomInt } from '../shared/rng.js';
@@ -26,6 +26,8 @@ export interface PlanPathState {
   maxSteps: number;
   // The tool agent's program runs with the shortest_path helper (env.tool_helper, helper.ts).
   toolHelper: boolean;
+  /** With the helper: whether the program finds the grid rows defined as `rows` (a state recorded before this field existed: 'literal'). */
+  helperGrid?: HelperGrid;
   /** What an invalid move does (a state recorded before this field existed: 'stay', as then). */
   invalidMove?: InvalidMoveRule;
 }
@@ -38,10 +40,18 @@ export interface PlanPathState {
  */
 export type InvalidMoveRule = 'stay' | 'end';
 
+/**
+ * How the tool agent's call of the helper gets the grid (env.helper_grid): 'literal' (it copies
+ * the rows from its prompt into the call) or 'named' (its program also finds them defined as
+ * `rows`, so the call copies only the position and the goal).
+ */
+export type HelperGrid = 'literal' | 'named';
+
 /** The per-episode rules a map is played under. */
 export interface PlanPathRules {
   maxSteps?: number;
   toolHelper?: boolean;
+  helperGrid?: HelperGrid;
   invalidMove?: InvalidMoveRule;
 }
 
@@ -92,8 +102,9 @@ export interface MoveResult {
 
 // A fresh episode on the given map.
 export function initialState(rows: string[], start: Coord, goal: Coord, rules: PlanPathRules = {}): PlanPathState {
-  const { maxSteps = DEFAULT_MAX_STEPS, toolHelper = false, invalidMove = 'stay' } = rules;
+  const { maxSteps = DEFAULT_MAX_STEPS, toolHelper = false, helperGrid = 'literal', invalidMove = 'stay' } = rules;
   if (invalidMove !== 'stay' && invalidMove !== 'end') throw new RangeError(`invalidMove must be 'stay' or 'end', got ${String(invalidMove)}`);
+  if (helperGrid !== 'literal' && helperGrid !== 'named') throw new RangeError(`helperGrid must be 'literal' or 'named', got ${String(helperGrid)}`);
   const path = bfsShortestPath(rows, start, goal);
   if (path === null) throw new RangeError('goal is not reachable from start');
   return {
@@ -109,6 +120,7 @@ export function initialState(rows: string[], start: Coord, goal: Coord, rules: P
     optimalLength: path.length,
     maxSteps,
     toolHelper,
+    helperGrid,
     invalidMove,
   };
 }

@@ -4,8 +4,11 @@
 // what is left to learn is the use of a tool: pass it the grid, the current position and the goal
 // read from the prompt, and print its result in the answer format. The helper's moves are those
 // of bfsShortestPath (grid.ts): the same search, neighbours in the order U, D, L, R
-// (test/unit/planpath.unit.test.ts runs both on the same grids). Pure: text only; the sandbox
-// runs the program as any other.
+// (test/unit/planpath.unit.test.ts runs both on the same grids). Under env.helper_grid named the
+// program also finds the grid rows defined as `rows`, so the call copies only the position and
+// the goal from the prompt (a tiny model copies a grid garbled at temperature 1). Pure: text only;
+// the sandbox runs the program as any other.
+import type { PlanPathState } from './grid.js';
 
 /** The Python defined before the tool agent's code when the helper is on. */
 export const TOOL_HELPER_PRELUDE = `def shortest_path(rows, start, goal):
@@ -44,5 +47,17 @@ export const TOOL_HELPER_RULE =
   'from start to goal, where rows is the list of grid rows and start and goal are (row, col) tuples; it returns None when the goal cannot be reached. ' +
   'Call it with the grid rows, your current position and the goal, and print its result.';
 
-/** The program run for the tool agent's code: the helper, then the code. */
-export const withToolHelper = (code: string) => `${TOOL_HELPER_PRELUDE}\n\n${code}`;
+/** The rule under env.helper_grid named: the grid rows are defined, the call copies position and goal. */
+export const TOOL_HELPER_NAMED_RULE =
+  "A helper is already defined before your code: shortest_path(rows, start, goal) returns a shortest list of moves such as ['R', 'D'] " +
+  'from start to goal, where start and goal are (row, col) tuples; it returns None when the goal cannot be reached. ' +
+  'The grid rows are already defined as rows. Call it with rows, your current position and the goal, and print its result.';
+
+/**
+ * The program run for the tool agent's code: the helper, under helper_grid named the grid rows as
+ * `rows` (a Python list of strings, written as JSON), then the code.
+ */
+export function withToolHelper(code: string, state: Pick<PlanPathState, 'rows' | 'helperGrid'>): string {
+  const rows = state.helperGrid === 'named' ? `rows = ${JSON.stringify(state.rows)}\n` : '';
+  return `${TOOL_HELPER_PRELUDE}\n${rows}\n${code}`;
+}

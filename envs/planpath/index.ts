@@ -9,6 +9,7 @@ export {
   render,
   type Coord,
   type GenerateOptions,
+  type HelperGrid,
   type InvalidMoveRule,
   type MoveResult,
   type PlanPathRewards,
@@ -16,7 +17,7 @@ export {
   type PlanPathState,
 } from './grid.js';
 export { planPath } from './definition.js';
-export { TOOL_HELPER_PRELUDE, TOOL_HELPER_RULE, withToolHelper } from './helper.js';
+export { TOOL_HELPER_NAMED_RULE, TOOL_HELPER_PRELUDE, TOOL_HELPER_RULE, withToolHelper } from './helper.js';
 export {
   PLANPATH_AGENTS,
   PLANPATH_TEXT,

@@ -15,7 +15,7 @@ import {
 import type { Puzzle, PuzzleText, ToolResult as PuzzleToolResult } from '../puzzle/types.js';
 import type { ChatMessage } from '../types.js';
 import { applyMoves, bfsShortestPath, render, type MoveResult, type PlanPathState } from './grid.js';
-import { TOOL_HELPER_RULE } from './helper.js';
+import { TOOL_HELPER_NAMED_RULE, TOOL_HELPER_RULE } from './helper.js';
 
 export { extractCode } from '../shared/text.js';
 export type { ToolExecution } from '../puzzle/roles.js';
@@ -57,11 +57,12 @@ export const PLANPATH_TEXT: Readonly<PuzzleText> = Object.freeze({
   finalName: 'the final list of moves',
 });
 
-/** PLANPATH_TEXT with the tool agent's rule about the helper (env.tool_helper). */
+/** PLANPATH_TEXT with the tool agent's rule about the helper (env.tool_helper; env.helper_grid named: the named rows' rule). */
 const PLANPATH_HELPER_TEXT: Readonly<PuzzleText> = Object.freeze({ ...PLANPATH_TEXT, toolRules: [...PLANPATH_TEXT.toolRules, TOOL_HELPER_RULE] });
+const PLANPATH_HELPER_NAMED_TEXT: Readonly<PuzzleText> = Object.freeze({ ...PLANPATH_TEXT, toolRules: [...PLANPATH_TEXT.toolRules, TOOL_HELPER_NAMED_RULE] });
 
 export const planPathPuzzle: Puzzle<PlanPathState, string[]> = {
-  text: (state) => (state.toolHelper ? PLANPATH_HELPER_TEXT : PLANPATH_TEXT),
+  text: (state) => (!state.toolHelper ? PLANPATH_TEXT : state.helperGrid === 'named' ? PLANPATH_HELPER_NAMED_TEXT : PLANPATH_HELPER_TEXT),
   describe: describeTask,
   parseAction: parseMoveList,
   isEmpty: (moves) => moves.length === 0,

@@ -138,9 +138,9 @@ function runPython(program: string): ProgramRun {
   return { exitCode: r.status, stdout: r.stdout, stderr: r.stderr, timedOut: r.error !== undefined };
 }
 
-test('Plan-Path with the tool helper: the programs that call it print what the plan agent is shown; a right call solves its instance', () => {
+for (const grid of ['literal', 'named'] as const) test(`Plan-Path with the tool helper, grid ${grid}: the programs that call it print what the plan agent is shown; a right call solves its instance`, () => {
   const env = planPath as EnvDefinition<PlanPathState, unknown>;
-  const { groups } = checkDemos(planPathDemos(1, true), env, 80);
+  const { groups } = checkDemos(planPathDemos(1, true, grid), env, 80);
   let calls = 0;
   let right = 0;
   for (const { state, group } of groups) {
@@ -152,7 +152,7 @@ test('Plan-Path with the tool helper: the programs that call it print what the p
     assert.equal(run.stdout, shownStdout(group[1].slice(0, -1)), reply);
     const score = env.score('tool_call_agent', state, reply, run, ALPHA);
     const [[r, c], [gr, gc]] = [state.pos, state.goal];
-    if (reply.includes(`print("**Actions List**:", shortest_path(${JSON.stringify(state.rows)}, (${r}, ${c}), (${gr}, ${gc})))`)) {
+    if (reply.includes(`print("**Actions List**:", shortest_path(${grid === 'named' ? 'rows' : JSON.stringify(state.rows)}, (${r}, ${c}), (${gr}, ${gc})))`)) {
       right++;
       assert.equal(score.global, 1, `a right call solves: ${score.outcome}`);
       assert.equal(score.local, env.score('plan_agent', state, env.scripted!('plan_agent', { state, turn: 0, handoff: undefined }), null, ALPHA).local, 'by a shortest path');
@@ -163,9 +163,9 @@ test('Plan-Path with the tool helper: the programs that call it print what the p
   assert.ok(right > 0.3 * calls && right < 0.7 * calls, `${right} of ${calls} calls are right`);
 });
 
-test('the reading corpora: the tool agent calls the helper rightly (and solves); the plan agent repeats the list it is shown; one role each', () => {
+for (const grid of ['literal', 'named'] as const) test(`the reading corpora, grid ${grid}: the tool agent calls the helper rightly (and solves); the plan agent repeats the list it is shown; one role each`, () => {
   const env = planPath as EnvDefinition<PlanPathState, unknown>;
-  const helper = planPathDemos(1, true);
+  const helper = planPathDemos(1, true, grid);
   const states: PlanPathState[] = [];
   const source: MoveListDemoSource<PlanPathState> = { ...helper, readTool: (state) => (states.push(state), helper.readTool!(state)) };
   const tool = [...moveListDemos(source, 60, mulberry32(1), 'read-tool')];
@@ -175,6 +175,7 @@ test('the reading corpora: the tool agent calls the helper rightly (and solves);
     const reply = messages.at(-1)!.content;
     const score = env.score('tool_call_agent', states[i], reply, runPython(env.program('tool_call_agent', reply, states[i])!), ALPHA);
     assert.equal(score.global, 1, `${reply}: ${score.outcome}`);
+    assert.equal(reply.includes('shortest_path(rows, '), grid === 'named', reply);
   });
   const plan = [...moveListDemos(helper, 60, mulberry32(1), 'read-plan')];
   assert.ok(plan.length > 0.5 * tool.length && plan.length <= tool.length, `${plan.length} plan transcripts of ${tool.length} turns`);

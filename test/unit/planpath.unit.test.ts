@@ -7,6 +7,7 @@ import {
   PLANPATH_AGENTS,
   PLANPATH_REWARDS,
   TOOL_HELPER_PRELUDE,
+  TOOL_HELPER_NAMED_RULE,
   TOOL_HELPER_RULE,
   applyMoves,
   bfsShortestPath,
@@ -482,7 +483,7 @@ test('the tool helper: env.tool_helper runs the code after the prelude; a right 
   const off = corridor();
   const call = (from: string, to: string) => `\`\`\`python\nrows = ${JSON.stringify(ROWS)}\nprint("**Actions List**:", shortest_path(rows, ${from}, ${to}))\n\`\`\``;
   const right = call('(0, 0)', '(2, 2)');
-  assert.equal(planPath.program('tool_call_agent', right, on), withToolHelper(extractCode(right)!));
+  assert.equal(planPath.program('tool_call_agent', right, on), withToolHelper(extractCode(right)!, on));
   assert.ok(planPath.program('tool_call_agent', right, on)!.startsWith(`${TOOL_HELPER_PRELUDE}\n`));
   assert.equal(planPath.program('tool_call_agent', right, off), extractCode(right), 'off: the code alone');
   assert.equal(planPath.program('plan_agent', right, on), null);
@@ -498,6 +499,27 @@ test('the tool helper: env.tool_helper runs the code after the prelude; a right 
   // Without the helper the same code has nothing to call: a code error.
   const missing = planPath.score('tool_call_agent', off, right, runPython(planPath.program('tool_call_agent', right, off)!), ALPHA);
   assert.equal(missing.outcome, 'code error: exit 1');
+});
+
+test('env.helper_grid named: the program finds the grid as rows, so a call that copies only position and goal solves; under literal it has no rows', () => {
+  const named = initialState(ROWS, [0, 0], [2, 2], { toolHelper: true, helperGrid: 'named' });
+  const literal = initialState(ROWS, [0, 0], [2, 2], { toolHelper: true });
+  assert.equal(literal.helperGrid, 'literal');
+  const reply = '```python\nprint("**Actions List**:", shortest_path(rows, (0, 0), (2, 2)))\n```';
+  const program = planPath.program('tool_call_agent', reply, named)!;
+  assert.equal(program, `${TOOL_HELPER_PRELUDE}\nrows = ${JSON.stringify(ROWS)}\n\n${extractCode(reply)}`);
+  const solved = planPath.score('tool_call_agent', named, reply, runPython(program), ALPHA);
+  assert.equal(solved.outcome, 'simulated 4 moves, reached goal');
+  assert.deepEqual(solved.handoff, { code: extractCode(reply), stdout: "**Actions List**: ['D', 'D', 'R', 'R']\n", actions: ['D', 'D', 'R', 'R'] });
+  // Under literal the program is the prelude and the code only: `rows` is undefined.
+  assert.equal(planPath.program('tool_call_agent', reply, literal), `${TOOL_HELPER_PRELUDE}\n\n${extractCode(reply)}`);
+  assert.equal(planPath.score('tool_call_agent', literal, reply, runPython(planPath.program('tool_call_agent', reply, literal)!), ALPHA).outcome, 'code error: exit 1');
+  // The tool agent's rule says the rows are defined; the plan agent's prompt still never names the helper.
+  const text = (state: PlanPathState, agent: string) => planPath.prompt(agent, { state, turn: 0, handoff: undefined }).map((m) => m.content).join('\n');
+  assert.ok(text(named, 'tool_call_agent').includes(`${TOOL_HELPER_NAMED_RULE}\n`));
+  assert.ok(!text(named, 'tool_call_agent').includes(TOOL_HELPER_RULE));
+  assert.doesNotMatch(text(named, 'plan_agent'), /shortest_path|helper/);
+  assert.throws(() => initialState(ROWS, [0, 0], [2, 2], { toolHelper: true, helperGrid: 'inline' as never }), /helperGrid must be 'literal' or 'named'/);
 });
 
 test('the prompts mention the tool helper only when it is on, and only to the tool agent', () => {
@@ -518,13 +540,17 @@ test('the prompts mention the tool helper only when it is on, and only to the to
   assert.equal(text({ ...on, toolHelper: false }, 'tool_call_agent'), text(off, 'tool_call_agent'));
 });
 
-test('the config section maps tool_helper and invalid_move (defaults false, stay); every configs/planpath file loads, the helper ones with it on and their own model', () => {
+test('the config section maps tool_helper, helper_grid and invalid_move (defaults false, literal, stay); every configs/planpath file loads, the helper ones with it on and their own model', () => {
   const options = (env: Record<string, unknown>) => planPathEnv.options(planPathEnv.config.parse({ name: 'plan_path', ...env })).options;
-  assert.deepEqual(options({}), { mapSize: 5, blockedRatio: 0.22, toolHelper: false, invalidMove: 'stay', rewardFormula: 'tandem' });
-  assert.deepEqual(options({ tool_helper: true, invalid_move: 'end' }), { mapSize: 5, blockedRatio: 0.22, toolHelper: true, invalidMove: 'end', rewardFormula: 'tandem' });
-  const bad = planPathEnv.config.safeParse({ name: 'plan_path', tool_helper: 'yes', invalid_move: 'skip' });
+  assert.deepEqual(options({}), { mapSize: 5, blockedRatio: 0.22, toolHelper: false, helperGrid: 'literal', invalidMove: 'stay', rewardFormula: 'tandem' });
+  assert.deepEqual(options({ tool_helper: true, helper_grid: 'named', invalid_move: 'end' }), { mapSize: 5, blockedRatio: 0.22, toolHelper: true, helperGrid: 'named', invalidMove: 'end', rewardFormula: 'tandem' });
+  const bad = planPathEnv.config.safeParse({ name: 'plan_path', tool_helper: 'yes', helper_grid: 'inline', invalid_move: 'skip' });
   assert.ok(!bad.success);
-  assert.deepEqual(bad.error.issues.map((i) => i.path), [['tool_helper'], ['invalid_move']]);
+  assert.deepEqual(bad.error.issues.map((i) => i.path), [['tool_helper'], ['helper_grid'], ['invalid_move']]);
+  // helper_grid named without the helper: an issue naming both keys, in the loaded config's issues under env.
+  const unhelped = loadRunConfig('configs/planpath/planpath_L1_prompt.yaml', ['env.helper_grid=named']);
+  assert.ok(!unhelped.ok);
+  assert.deepEqual(unhelped.issues, [{ path: 'env', message: 'helper_grid named needs tool_helper: true (the grid is named for the helper)' }]);
   const files = readdirSync('configs/planpath').filter((f) => f.startsWith('planpath_') && f.endsWith('.yaml')).sort();
   const helpers = files.filter((f) => f.startsWith('planpath_helper_'));
   assert.deepEqual(helpers, ['planpath_helper_L0_single_agent.yaml', 'planpath_helper_L1_prompt.yaml', 'planpath_helper_L2_lora.yaml']);

@@ -3,14 +3,20 @@
 // at turn 0 and, for about two in five, three more at a later turn (envs/puzzle/demos.ts); with
 // --reading plan|tool, a reading corpus of the same instances instead (that role's answers that
 // read their prompt; the tool agent's only with the helper).
-// planpath-helper is Plan-Path with the tool helper (envs/planpath/helper.ts, a miniature).
-//   node --import tsx services/engine/corpus/demos.ts planpath|planpath-helper|sokoban COUNT SEED [--reading plan|tool] > FILE
+// planpath-helper is Plan-Path with the tool helper (envs/planpath/helper.ts, a miniature);
+// planpath-helper-named the same under env.helper_grid named (the grid passed as `rows`).
+//   node --import tsx services/engine/corpus/demos.ts planpath|planpath-helper|planpath-helper-named|sokoban COUNT SEED [--reading plan|tool] > FILE
 import { DEMO_KINDS, type DemoKind } from '../../../envs/puzzle/demos.js';
 import type { ChatMessage } from '../../../envs/types.js';
 import { demoTranscripts as planpath, helperDemoTranscripts as planpathHelper } from '../../../envs/planpath/demoTranscripts.js';
 import { demoTranscripts as sokoban } from '../../../envs/sokoban/demoTranscripts.js';
 
-const DEMOS: Record<string, (count: number, seed: number, kind: DemoKind) => Generator<ChatMessage[]>> = { planpath, 'planpath-helper': planpathHelper, sokoban };
+const DEMOS: Record<string, (count: number, seed: number, kind: DemoKind) => Generator<ChatMessage[]>> = {
+  planpath,
+  'planpath-helper': planpathHelper,
+  'planpath-helper-named': (count, seed, kind) => planpathHelper(count, seed, kind, 'named'),
+  sokoban,
+};
 const args = process.argv.slice(2);
 const at = args.indexOf('--reading');
 const kind = (at >= 0 ? `read-${args[at + 1]}` : 'task') as DemoKind;
