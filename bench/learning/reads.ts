@@ -1,6 +1,6 @@
 // Does a warm-started model read its prompt? Plan-Path's roles, sampled on held-out demonstrations.
 //   node --import tsx bench/learning/reads.ts --model DIR [--helper [--helper-grid named]] [--problems 100]
-//        [--temperature 1.0] [--seed 7] [--roles tool,after,alone]
+//        [--temperature 1.0] [--seed 7] [--roles tool,after,alone] [--answers FILE]
 // The prompts are the warm start's own kind (envs/puzzle/demos.ts: Plan-Path's demonstrations,
 // with the miniature's tool helper under --helper, its grid passed as `rows` under --helper-grid
 // named) from --seed, which the warm start did not see
@@ -18,8 +18,9 @@
 // A model that reads its prompt copies what the prompt hands it; one that only learned the
 // answers' format solves about as often as random move lists (bench/learning/chance.ts). The first
 // line the bench prints is the demonstrations' own answers to the same prompts, scored the same way.
+// --answers FILE writes each prompt's role, the demonstration's answer and the model's, as JSON lines.
 // Needs what the CPU worker needs (root and bubblewrap, for the sandbox); no stack.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createEnvActivities } from '../../activities/env.js';
@@ -50,6 +51,7 @@ const problems = Number(arg('problems', '100'));
 const temperature = Number(arg('temperature', '1.0'));
 const seed = Number(arg('seed', '7'));
 const roles = arg('roles', 'tool,after,alone').split(',');
+const answersFile = arg('answers', '');
 const ROLES = ['tool', 'after', 'alone'] as const;
 type Role = (typeof ROLES)[number];
 if (!(problems > 0) || !(temperature >= 0) || roles.some((r) => !ROLES.includes(r as Role))) {
@@ -163,7 +165,9 @@ async function main(): Promise<void> {
       enable_thinking: null,
     }));
     const { results } = await engine.request<{ results: GenerateResult[] }>('generate', { requests });
-    console.log(`  ${model} at temperature ${temperature}: ${await measure(items, results.map((r) => r.samples[0].text), env, cfg)}`);
+    const answers = results.map((r) => r.samples[0].text);
+    console.log(`  ${model} at temperature ${temperature}: ${await measure(items, answers, env, cfg)}`);
+    if (answersFile) writeFileSync(answersFile, items.map((p, i) => `${JSON.stringify({ role: p.role, demo: p.demo, answer: answers[i] })}\n`).join(''));
   } finally {
     await engine.stop();
     rmSync(dataDir, { recursive: true, force: true });
