@@ -76,14 +76,13 @@ export const SUITES: Suite[] = [
     caption: "the miniature (Plan-Path with a path helper in the tool agent's sandbox) with a warm start that reads its prompts: tandem-tiny-helper-reading, reading stages before the warm start (infra/setup.sh)",
     dir: 'configs/planpath',
     rows: rowsOf('configs/planpath', 'planpath_helper'),
-    overrides: () => readingModel('planpath-helper-reading', 'tandem-tiny-helper-reading', []),
-  },
-  {
-    name: 'planpath-helper-named',
-    caption: "the miniature with the grid passed by name (env.helper_grid named: the tool agent's call copies only position and goal) and a warm start that reads its prompts: tandem-tiny-helper-named (infra/setup.sh)",
-    dir: 'configs/planpath',
-    rows: rowsOf('configs/planpath', 'planpath_helper'),
-    overrides: () => readingModel('planpath-helper-named', 'tandem-tiny-helper-named', ['env.helper_grid=named']),
+    overrides: () => {
+      const model = '.tools/models/tandem-tiny-helper-reading';
+      if (!existsSync(join(projectRoot, model, 'config.json'))) {
+        throw new Error(`--suite planpath-helper-reading: ${model} is not built; TANDEM_READING_MODEL=1 bash infra/setup.sh builds it (55 minutes on one core of a 2-core VM)`);
+      }
+      return { run: [`base_models.policy_0.path=${model}`], test: [] };
+    },
   },
   {
     name: 'sokoban',
@@ -127,12 +126,4 @@ export const CONTRASTS: [a: string, b: string][] = [
   ['at-grpo-l2', 'at-grpo-l1'],
   ['multi-grpo', 'single-grpo'],
 ];
-/** A suite's overrides for one of the opt-in reading models: its path, or an error naming the set-up command. */
-function readingModel(suite: string, folder: string, extra: string[]): { run: string[]; test: string[] } {
-  const model = `.tools/models/${folder}`;
-  if (!existsSync(join(projectRoot, model, 'config.json'))) {
-    throw new Error(`--suite ${suite}: ${model} is not built; TANDEM_READING_MODEL=1 bash infra/setup.sh builds it (about an hour on one core of a 2-core VM)`);
-  }
-  return { run: [`base_models.policy_0.path=${model}`, ...extra], test: [] };
-}
 
