@@ -126,4 +126,3 @@ export const CONTRASTS: [a: string, b: string][] = [
   ['at-grpo-l2', 'at-grpo-l1'],
   ['multi-grpo', 'single-grpo'],
 ];
-
