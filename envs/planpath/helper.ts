@@ -41,17 +41,18 @@ export const TOOL_HELPER_PRELUDE = `def shortest_path(rows, start, goal):
     return None
 `;
 
+/** The start of the tool agent's rule about the helper, under either helper_grid. */
+const HELPER_SIGNATURE =
+  "A helper is already defined before your code: shortest_path(rows, start, goal) returns a shortest list of moves such as ['R', 'D'] from start to goal, where ";
+const HELPER_RETURNS = 'start and goal are (row, col) tuples; it returns None when the goal cannot be reached. ';
+
 /** The tool agent's rule about the helper, shown only when it is on. */
 export const TOOL_HELPER_RULE =
-  "A helper is already defined before your code: shortest_path(rows, start, goal) returns a shortest list of moves such as ['R', 'D'] " +
-  'from start to goal, where rows is the list of grid rows and start and goal are (row, col) tuples; it returns None when the goal cannot be reached. ' +
-  'Call it with the grid rows, your current position and the goal, and print its result.';
+  `${HELPER_SIGNATURE}rows is the list of grid rows and ${HELPER_RETURNS}` + 'Call it with the grid rows, your current position and the goal, and print its result.';
 
 /** The rule under env.helper_grid named: the grid rows are defined, the call copies position and goal. */
 export const TOOL_HELPER_NAMED_RULE =
-  "A helper is already defined before your code: shortest_path(rows, start, goal) returns a shortest list of moves such as ['R', 'D'] " +
-  'from start to goal, where start and goal are (row, col) tuples; it returns None when the goal cannot be reached. ' +
-  'The grid rows are already defined as rows. Call it with rows, your current position and the goal, and print its result.';
+  `${HELPER_SIGNATURE}${HELPER_RETURNS}` + 'The grid rows are already defined as rows. Call it with rows, your current position and the goal, and print its result.';
 
 /**
  * The program run for the tool agent's code: the helper, under helper_grid named the grid rows as
