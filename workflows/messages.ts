@@ -58,6 +58,8 @@ export interface RunProgress {
    */
   playingIteration?: number;
   updatesApplied: number;
+  /** Response tokens the run's updates have trained on, all iterations (absent in runs carried from before the count existed). */
+  tokensTrained?: number;
   lastCheckpoint: string | null;
   /** The most recent iterations, oldest first. */
   recent: IterationSummary[];

@@ -51,6 +51,8 @@ export interface RunState {
   /** Next position in the run's event stream. */
   eventPosition: number;
   updatesApplied: number;
+  /** Response tokens the updates trained on, over the whole run; absent in state carried by runs started before the count existed. */
+  tokensTrained?: number;
   lastCheckpoint: string | null;
   recent: IterationSummary[];
   /** Absent in state carried by runs started before evaluations existed. */
@@ -62,7 +64,7 @@ export interface RunState {
 }
 
 /** What finishing an iteration changes in the run's state: kept as it was when it began, to be carried. */
-type Finishable = Pick<RunState, 'iteration' | 'versions' | 'eventPosition' | 'updatesApplied' | 'lastCheckpoint' | 'recent' | 'evaluations'>;
+type Finishable = Pick<RunState, 'iteration' | 'versions' | 'eventPosition' | 'updatesApplied' | 'tokensTrained' | 'lastCheckpoint' | 'recent' | 'evaluations'>;
 
 const RECENT_ITERATIONS = 20;
 
@@ -72,6 +74,7 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
     versions: {},
     eventPosition: 0,
     updatesApplied: 0,
+    tokensTrained: 0,
     lastCheckpoint: null,
     recent: [],
     evaluations: [],
@@ -101,6 +104,7 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
     training: { ...training },
     ...(staleness > 0 && playing !== null ? { playingIteration: playing } : {}),
     updatesApplied: state.updatesApplied,
+    ...(state.tokensTrained !== undefined ? { tokensTrained: state.tokensTrained } : {}),
     lastCheckpoint: state.lastCheckpoint,
     recent: state.recent,
     evaluations: state.evaluations!,
@@ -166,6 +170,7 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
       delete training[p.name];
       state.versions[p.name] = upd.toVersion;
       state.updatesApplied++;
+      if (state.tokensTrained !== undefined) state.tokensTrained += upd.metrics.tokens ?? 0;
       state.lastCheckpoint = upd.checkpoint;
       const stale = upd.metrics.staleness_max === undefined ? {} : { staleness: { mean: upd.metrics.staleness_mean, max: upd.metrics.staleness_max } };
       updates[p.name] = { toVersion: upd.toVersion, loss: upd.metrics.loss, samples: upd.samples, groups: upd.groups, tokens: upd.metrics.tokens, ...stale };
@@ -229,8 +234,8 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
   const finishLater = (u: UnfinishedIteration) => {
     unfinished.push(u);
     finishing = finishing.then(() => {
-      const { iteration, versions, eventPosition, updatesApplied, lastCheckpoint, recent, evaluations } = state;
-      before = { iteration, versions: { ...versions }, eventPosition, updatesApplied, lastCheckpoint, recent, evaluations };
+      const { iteration, versions, eventPosition, updatesApplied, tokensTrained, lastCheckpoint, recent, evaluations } = state;
+      before = { iteration, versions: { ...versions }, eventPosition, updatesApplied, tokensTrained, lastCheckpoint, recent, evaluations };
       return finishIteration(u.iteration, u.summaries, () => Date.now() - u.startedAt, () => {
         unfinished.shift();
         before = null;

@@ -203,7 +203,7 @@ async function train(client: Client, label: string, cfg: RunConfig, runId: strin
   const whole = !gap && seen + 1 === final.iteration; // the bench followed every iteration (not re-attached)
   return {
     iterations: final.iteration,
-    tokens: whole ? tokens : null,
+    tokens: final.tokensTrained ?? (whole ? tokens : null), // the run's own count survives a re-attach
     // The engine over the training (it serves the stack's every run: alone on the stack, this run's).
     engine: whole && before && after && after.busyS >= before.busyS
       ? { seconds: (Date.now() - t0) / 1000, busyS: after.busyS - before.busyS, updateS: after.updateS - before.updateS, tokens: after.tokens - before.tokens }

@@ -80,7 +80,7 @@ export function progressLines(p: RunProgress, now: number): string[] {
     ...(betweenIterations(p) ? [] : [`  episodes done    ${p.episodesDone}/${p.episodesPerIteration} this iteration, ${p.episodesInFlight} in flight`]),
     `  policy versions  ${Object.entries(p.versions).map(([k, v]) => `${k}=v${v}${p.training?.[k] === undefined ? '' : ` (training v${p.training[k]}->v${p.training[k] + 1})`}`).join(' ') || '-'}`,
     ...(p.playingIteration === undefined ? [] : [`  playing          iteration ${p.playingIteration + 1} (asynchronous: its episodes generate while earlier iterations' updates run)`]),
-    `  updates applied  ${p.updatesApplied}`,
+    `  updates applied  ${p.updatesApplied}${p.tokensTrained === undefined ? '' : `, ${p.tokensTrained} response tokens trained on`}`,
     `  last checkpoint  ${p.lastCheckpoint ?? '-'}`,
   ];
   if (last) {

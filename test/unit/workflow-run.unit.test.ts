@@ -198,6 +198,8 @@ test('an iteration: its episodes, then one update per trainable policy expecting
     }
     assert.ok(r.durationMs >= 0);
   }
+  const trained = result.recent.flatMap((r) => Object.values(r.updates)).reduce((n, u) => n + u.tokens!, 0);
+  assert.equal(result.tokensTrained, trained, 'the run counts every token its updates trained on');
   assert.deepEqual(result.evaluations, []);
 });
 
@@ -278,6 +280,7 @@ test('pause: in-flight episodes finish, no new episode starts, nothing happens; 
       versions: { shared_model: 0 },
       training: {},
       updatesApplied: 0,
+      tokensTrained: 0,
       lastCheckpoint: null,
       recent: [],
       evaluations: [],
@@ -590,6 +593,7 @@ test('continue-as-new under rollout.max_staleness 1 carries the iterations still
     assert.equal(result.status, 'completed');
     assert.equal(result.iteration, ITERATIONS);
     assert.equal(result.updatesApplied, ITERATIONS, 'an update finished again is counted once');
+    assert.equal(result.tokensTrained, result.recent.reduce((n, r) => n + r.updates.shared_model.tokens!, 0), 'and its tokens once');
     assert.deepEqual(result.versions, { shared_model: ITERATIONS });
     assert.deepEqual(result.recent.map((r) => r.iteration), [0, 1, 2, 3]);
     assert.deepEqual(new Set(inputsOf(can.calls, 'updatePolicy').map((u) => `${u.iteration}:${u.fromVersion}`)), new Set(['0:0', '1:1', '2:2', '3:3']));
@@ -628,6 +632,7 @@ test('a stop carried into a continued run ends it at once, where the carried sta
   assert.equal(result.iteration, 1);
   assert.deepEqual(result.versions, { shared_model: 1 });
   assert.equal(result.lastCheckpoint, '/mock/v1');
+  assert.equal(result.tokensTrained, undefined, 'a state carried from before the token count shows none, not a partial one');
   assert.deepEqual(h.calls.map((c) => c.name), ['publishEvents', 'releaseUpdateGroups', 'releasePolicy'], 'no policy loaded again, no episode, no RunStarted');
   assert.deepEqual(inputsOf(h.calls, 'releaseUpdateGroups'), [{ runId, policies: [{ name: 'shared_model', replicas: 1 }], iterations: 1 }]);
   assert.deepEqual(published(h.calls), [{ eventId: `run:${runId}#5`, stream: `run:${runId}`, position: 5, event: { type: 'RunFinished', runId, iterations: 1, reason: 'stopped' } }]);
