@@ -55,6 +55,17 @@ function rowsOf(dir: string, prefix: string): Row[] {
 // The reference's Qwen3-1.7B rows (at-grpo-facts.md): single, +GRPO, multi-agent no RL, L1, L2.
 const refRows = (single: number, grpo: number, multi: number, l1: number, l2: number) => ({ single, 'single-grpo': grpo, multi, 'at-grpo-l1': l1, 'at-grpo-l2': l2 });
 
+/**
+ * The paired comparisons named in advance (issue 39) for the puzzle tables: "a > b", each tested
+ * one-sided, together under Holm's correction (over those whose two rows the bench ran).
+ */
+export const CONTRASTS: [a: string, b: string][] = [
+  ['at-grpo-l1', 'multi-grpo'],
+  ['at-grpo-l1', 'single-grpo'],
+  ['at-grpo-l2', 'at-grpo-l1'],
+  ['multi-grpo', 'single-grpo'],
+];
+
 export const SUITES: Suite[] = [
   {
     name: 'planpath',
@@ -91,6 +102,9 @@ export const SUITES: Suite[] = [
     rows: rowsOf('configs/sokoban', 'sokoban'),
     overrides: () => ({ run: [], test: [] }),
     reference: refRows(0, 3, 0, 10, 11.5),
+    // issue 39's Sokoban tables (two agents and AT-GRPO L1, Tandem's settings and the reference
+    // preset) ask whether RL lifts the team at all; named before their seeds 1-4 ran
+    contrasts: [...CONTRASTS, ['at-grpo-l1', 'multi']],
   },
   {
     name: 'smollm2-math',
@@ -116,13 +130,3 @@ export function suiteOf(name: string): Suite {
   return suite;
 }
 
-/**
- * The paired comparisons named in advance (issue 39) for the puzzle tables: "a > b", each tested
- * one-sided, together under Holm's correction (over those whose two rows the bench ran).
- */
-export const CONTRASTS: [a: string, b: string][] = [
-  ['at-grpo-l1', 'multi-grpo'],
-  ['at-grpo-l1', 'single-grpo'],
-  ['at-grpo-l2', 'at-grpo-l1'],
-  ['multi-grpo', 'single-grpo'],
-];

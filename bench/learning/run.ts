@@ -28,7 +28,7 @@
 // commit and machine, and a run with the same --stamp skips what the file has (a bench spans
 // sessions); the file's first line holds the settings, which a later run must repeat. Runs of the
 // current session re-attach by workflow id (learn-<stamp>-...). --report prints the tables from the
-// file and draws the curves without running anything.
+// file and draws the curves without running anything, under the settings the file holds.
 // --queue Q places every policy the runs learn on the policy worker that serves task queue Q (one
 // started beside the stack's, e.g. on another core or GPU), so that two benches train on two
 // engines at once; --engine-metrics PORT reads that worker's engine counters. Where a run is placed
@@ -76,13 +76,18 @@ function perFamily(name: string): Partial<Record<Family, number[]>> {
 }
 
 
-const suite = suiteOf(arg('suite', 'planpath'));
 const stamp = arg('stamp', '');
 if (!/^[\w.-]+$/.test(stamp)) throw new Error('--stamp S names the bench (its results file and workflow ids): letters, digits, . _ -');
-const preset = arg('preset', '') || null;
+const resultsDir = join(projectRoot, 'bench', 'learning', 'results');
+const resultsFile = join(resultsDir, `${stamp}.jsonl`);
+// --report reads the bench's settings from its results file; a run takes them from its flags (and
+// readResults checks them against the file's).
+const recorded: Settings | null = flag('report') && existsSync(resultsFile) ? JSON.parse(readFileSync(resultsFile, 'utf8').split('\n')[0]).settings : null;
+const suite = suiteOf(recorded?.suite ?? arg('suite', 'planpath'));
+const preset = recorded ? recorded.preset : arg('preset', '') || null;
 if (preset !== null && preset !== 'reference') throw new Error(`--preset: reference (configs/<env>/reference.preset.yaml), not '${preset}'`);
 const puzzle = ['configs/planpath', 'configs/sokoban'].includes(suite.dir); // suites with env.map_size
-const settings: Settings = {
+const settings: Settings = recorded ?? {
   suite: suite.name,
   preset,
   iterations: num('iterations', 60),
@@ -109,9 +114,6 @@ const queue = arg('queue', '') || null;
 const engineMetricsPort = arg('engine-metrics', '');
 if (engineMetricsPort !== '' && !/^\d+$/.test(engineMetricsPort)) throw new Error(`--engine-metrics: a port number, not '${engineMetricsPort}'`);
 const engineUrl = engineMetricsPort === '' ? undefined : `http://127.0.0.1:${engineMetricsPort}/metrics`;
-
-const resultsDir = join(projectRoot, 'bench', 'learning', 'results');
-const resultsFile = join(resultsDir, `${stamp}.jsonl`);
 
 /** The results file's runs; creates it with these settings, or checks that they are its own. */
 function readResults(): RunResult[] {
