@@ -24,7 +24,6 @@ export {
   planPathPuzzle,
   buildPrompt,
   extractCode,
-  parseActionList,
   scorePlanAgent,
   scoreToolAgent,
   type AgentScore,

@@ -2,7 +2,7 @@
 // (the tool agent's rules name the shortest_path helper when the state has it, helper.ts),
 // the move-list parser and the grid reducer. The functions below keep Plan-Path's own API
 // (moves as string lists). Pure: no I/O.
-import { parseMoveAnswer, parseMoveList, countMoves } from '../puzzle/moves.js';
+import { parseMoveList, countMoves } from '../puzzle/moves.js';
 import {
   buildPuzzlePrompt,
   PUZZLE_AGENTS,
@@ -78,14 +78,6 @@ export const planPathPuzzle: Puzzle<PlanPathState, string[]> = {
 
 export function buildPrompt(agent: PlanPathAgent, ctx: PromptContext): ChatMessage[] {
   return buildPuzzlePrompt(planPathPuzzle, agent, ctx);
-}
-
-/**
- * The move list after the last "####" (plan answer) or, if there is none, after the last
- * "**Actions List**:" (tool output); see parseMoveList for the formats. Never throws.
- */
-export function parseActionList(text: string): string[] | null {
-  return parseMoveAnswer(text);
 }
 
 /** The tool agent's moves are simulated on the current state; the environment does not advance. */

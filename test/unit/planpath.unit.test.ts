@@ -15,7 +15,6 @@ import {
   extractCode,
   generate,
   initialState,
-  parseActionList,
   render,
   scorePlanAgent,
   scoreToolAgent,
@@ -27,6 +26,7 @@ import {
 import { planPathEnv } from '../../envs/planpath/config.js';
 import type { ProgramRun } from '../../envs/types.js';
 import { mulberry32, randomInt } from '../../envs/shared/rng.js';
+import { parseMoveAnswer } from '../../envs/puzzle/index.js';
 import { cpuMark, cpuMsSince } from '../support/cpuTime.js';
 
 const close = (actual: number, expected: number, message?: string) =>
@@ -213,7 +213,7 @@ function deepFreeze<T>(value: T): T {
 
 // ---------------------------------------------------------------- parsers
 
-test('parseActionList handles the formats models produce', () => {
+test('parseMoveAnswer handles the formats models produce', () => {
   const cases: Array<[string, string[] | null]> = [
     ['**Actions List**: ["U", "R", "D", "L"]', ['U', 'R', 'D', 'L']],
     ["**Actions List**: ['U', 'R']\n", ['U', 'R']],
@@ -243,13 +243,13 @@ test('parseActionList handles the formats models produce', () => {
     ['garbage \u0000\uffff ### [[[', null],
   ];
   for (const [input, expected] of cases) {
-    assert.deepEqual(parseActionList(input), expected, JSON.stringify(input));
+    assert.deepEqual(parseMoveAnswer(input), expected, JSON.stringify(input));
   }
 });
 
-test('parseActionList caps lists and never throws, even on huge or hostile input', () => {
-  assert.equal(parseActionList(`#### [${'"U",'.repeat(100_000)}"D"]`)?.length, 200);
-  assert.equal(parseActionList(`#### ${'R'.repeat(5000)}`)?.length, 200);
+test('parseMoveAnswer caps lists and never throws, even on huge or hostile input', () => {
+  assert.equal(parseMoveAnswer(`#### [${'"U",'.repeat(100_000)}"D"]`)?.length, 200);
+  assert.equal(parseMoveAnswer(`#### ${'R'.repeat(5000)}`)?.length, 200);
   const hostile = [
     '#'.repeat(1_000_000),
     '['.repeat(1_000_000),
@@ -263,7 +263,7 @@ test('parseActionList caps lists and never throws, even on huge or hostile input
   ];
   for (const input of hostile) {
     const started = cpuMark();
-    assert.doesNotThrow(() => parseActionList(input));
+    assert.doesNotThrow(() => parseMoveAnswer(input));
     assert.doesNotThrow(() => extractCode(input));
     assert.ok(cpuMsSince(started) < 2000, 'parsing is not super-linear');
   }
