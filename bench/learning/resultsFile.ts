@@ -24,7 +24,7 @@ export interface RunResult {
   /** The learning rate it trained at (null: no training). */
   lr: number | null;
   iterations: number;
-  /** Sampled response tokens its updates consumed; null when the bench did not see every iteration (re-attached to a run that had finished). */
+  /** Sampled response tokens its updates consumed (the run's own count, RunProgress.tokensTrained); null for results written before the run counted them, when the bench did not see every iteration. */
   tokens: number | null;
   success: number;
   episodes: number;

@@ -183,7 +183,6 @@ async function train(client: Client, label: string, cfg: RunConfig, runId: strin
   const before = await engineCounters(engineUrl);
   const t0 = Date.now();
   const handle = await startOrAttach(client, trainingRun, { taskQueue: CPU_QUEUE, workflowId: runId, args: [{ config: cfg }] });
-  let tokens = 0;
   let seen = -1;
   let gap = false;
   let finished = false;
@@ -196,8 +195,8 @@ async function train(client: Client, label: string, cfg: RunConfig, runId: strin
       if (s.iteration <= seen) continue;
       if (s.iteration > seen + 1) gap = true;
       seen = s.iteration;
-      tokens += Object.values(s.updates).reduce((n, u) => n + (u.tokens ?? 0), 0);
-      console.error(`${label} iteration ${s.iteration + 1}/${cfg.training.total_training_steps}: training success ${s.successRate.toFixed(3)}, ${tokens} tokens`);
+      const tokens = Object.values(s.updates).reduce((n, u) => n + (u.tokens ?? 0), 0);
+      console.error(`${label} iteration ${s.iteration + 1}/${cfg.training.total_training_steps}: training success ${s.successRate.toFixed(3)}, ${tokens} tokens trained on`);
     }
   }
   const final = await done;
@@ -205,7 +204,7 @@ async function train(client: Client, label: string, cfg: RunConfig, runId: strin
   const whole = !gap && seen + 1 === final.iteration; // the bench followed every iteration (not re-attached)
   return {
     iterations: final.iteration,
-    tokens: final.tokensTrained ?? (whole ? tokens : null), // the run's own count survives a re-attach
+    tokens: final.tokensTrained ?? null, // the run's own count (absent: a state carried from before it existed)
     // The engine over the training (it serves the stack's every run: alone on the stack, this run's).
     engine: whole && before && after && after.busyS >= before.busyS
       ? { seconds: (Date.now() - t0) / 1000, busyS: after.busyS - before.busyS, updateS: after.updateS - before.updateS, tokens: after.tokens - before.tokens }
