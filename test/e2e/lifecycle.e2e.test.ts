@@ -127,6 +127,7 @@ test('pause, status, resume and stop from the CLI on a real run: the fields, --j
   assert.ok(shown.episodesDone >= 0 && shown.episodesDone <= EPISODES);
   assert.ok(shown.updatesApplied >= 1);
   assert.equal(shown.versions.shared_model, shown.updatesApplied);
+  assert.ok((shown.tokensTrained ?? 0) > 0, `tokensTrained ${shown.tokensTrained} after ${shown.updatesApplied} updates`);
   assert.ok(shown.lastCheckpoint && existsSync(shown.lastCheckpoint), `checkpoint ${shown.lastCheckpoint}`);
   assert.equal(shown.recent[0].iteration, 0);
   assert.deepEqual(Object.keys(shown.recent[0].rewardByAgent).sort(), ['plan_agent', 'tool_call_agent']);
@@ -140,7 +141,7 @@ test('pause, status, resume and stop from the CLI on a real run: the fields, --j
     /^ {2}status {11}(running|updating)$/m,
     new RegExp(`^ {2}episodes done {4}\\d/${EPISODES} this iteration, \\d in flight$`, 'm'),
     /^ {2}policy versions {2}shared_model=v\d+( \(training v\d+->v\d+\))?$/m,
-    /^ {2}updates applied {2}\d+$/m,
+    /^ {2}updates applied {2}\d+, \d+ response tokens trained on$/m,
     /^ {2}last checkpoint {2}\/\S+$/m,
     /^ {2}mean reward {6}\w+=-?\d/m,
     /^ {2}success rate {5}\d\.\d{3} /m,
