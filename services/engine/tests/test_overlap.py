@@ -6,12 +6,16 @@ alone, and says why."""
 
 from __future__ import annotations
 
+import itertools
+import time
+from types import SimpleNamespace
+
 import pytest
 import torch
 from safetensors.torch import load_file
 
 from conftest import BATCH_INVARIANT, ON_GPU, OPTIM, PLAN_PROMPT, TOOL_PROMPT, UPDATE, LocalEngine, as_train, request, same_tokens
-from tandem_engine import serving
+from tandem_engine import server, serving
 
 FAST = {**OPTIM, "lr": 2e-2}  # the update must visibly change the greedy tokens
 LONG = dict(temperature=0.0, max_new_tokens=160, ignore_eos=True)  # rows that outlast the update
@@ -55,6 +59,14 @@ def fresh() -> LocalEngine:
     return eng
 
 
+def step_clock(monkeypatch) -> None:
+    """The engine's clock for its fair share (Engine.tick) counts calls instead of seconds, so that an
+    update step and a decode step cost alike: the interleaving no longer depends on the machine's load
+    (on a busy CI machine one slow checkpoint write let the decoding catch up and finish every row)."""
+    calls = itertools.count()
+    monkeypatch.setattr(server, "time", SimpleNamespace(time=time.time, perf_counter=lambda: float(next(calls))))
+
+
 def load(eng: LocalEngine, kind: str, model: str, root):
     if kind == "lora":
         return eng.load_lora("p", model, root, optim=FAST)
@@ -77,7 +89,8 @@ UPDATE_ARGS = {**UPDATE, "ppo_mini_batch_size": 1}  # four optimizer steps: the 
 
 @pytest.mark.fp32
 @pytest.mark.parametrize("kind", ["lora", "full"])
-def test_rows_decode_through_the_update_with_the_version_before_it(kind, tiny_model, tmp_path):
+def test_rows_decode_through_the_update_with_the_version_before_it(kind, tiny_model, tmp_path, monkeypatch):
+    step_clock(monkeypatch)  # the update's few steps then end long before the rows' 160 tokens
     eng = fresh()
     load(eng, kind, tiny_model, tmp_path / "a")
     samples = training_samples(eng)
