@@ -3,7 +3,7 @@
 //        [--preset reference] [--rows id,...] [--seeds N] [--first-seed N] [--iterations N] [--lr full=X,lora=Y]
 //        [--tune full=a,b,...] [--tune-seeds N] [--test-problems N] [--test-samples N]
 //        [--curve-every N] [--curve-problems N] [--batch N] [--map N] [--set key=value,...]
-//        [--queue Q --engine-metrics PORT] [--report]
+//        [--parallel N] [--queue Q --engine-metrics PORT] [--report]
 // Rows (bench/learning/rows.ts): single agent and two agents without RL; single agent + GRPO with
 // trajectory groups and with tree groups; two agents + plain GRPO; AT-GRPO L1 and L2. Every
 // training row trains for --iterations (default 60; training.total_training_steps, so each
@@ -24,6 +24,11 @@
 // --seeds N (default 5): seed s trains on problems from training.seed = s x 1,000,000; --first-seed
 // F runs seeds F .. N-1 only, so that a second process on the same --stamp can run other seeds
 // beside the first (the engine batches both runs' decoding).
+// --parallel N (default 1): up to N (row, seed) runs at once, started in the order above (seed by
+// seed); the engine batches their decoding, so on a small model more runs at once train faster in
+// all (bench/RESULTS.md, the miniature with the reading warm start: about 8 iterations a minute with
+// 8 runs on two engines, about 4 with 3-4). Processes sharing a --stamp see each other's results:
+// each run is looked up in the file just before it starts and again before it is written.
 // Results: every finished (row, seed) is appended to bench/learning/results/<stamp>.jsonl with the
 // commit and machine, and a run with the same --stamp skips what the file has (a bench spans
 // sessions); the file's first line holds the settings, which a later run must repeat. Runs of the
@@ -103,6 +108,8 @@ const settings: Settings = recorded ?? {
 const seeds = num('seeds', 5);
 const firstSeed = num('first-seed', 0);
 const tuneSeeds = num('tune-seeds', 1);
+const parallel = num('parallel', 1);
+if (!(parallel >= 1 && Number.isInteger(parallel))) throw new Error(`--parallel: a whole number >= 1, not ${parallel}`);
 const only = arg('rows', suite.rows.map((r) => r.id).join(',')).split(',');
 const unknown = only.filter((id) => !suite.rows.some((r) => r.id === id));
 if (unknown.length) throw new Error(`--rows: ${unknown.join(', ')} not among ${suite.rows.map((r) => r.id).join(', ')}`);
@@ -201,7 +208,8 @@ async function train(client: Client, label: string, cfg: RunConfig, runId: strin
   }
   const final = await done;
   const after = await engineCounters(engineUrl);
-  const whole = !gap && seen + 1 === final.iteration; // the bench followed every iteration (not re-attached)
+  // The bench followed every iteration (not re-attached), alone in this process: the engine's counters are then this run's.
+  const whole = !gap && seen + 1 === final.iteration && parallel === 1;
   return {
     iterations: final.iteration,
     tokens: final.tokensTrained ?? null, // the run's own count (absent: a state carried from before it existed)
@@ -220,7 +228,7 @@ function commitOf(): string {
 }
 const machine = `${cpus().length} x ${cpus()[0]?.model ?? 'CPU'}`;
 
-async function runOne(client: Client, kind: RunResult['kind'], row: Row, seed: number, lr: number): Promise<RunResult> {
+async function runOne(client: Client, kind: RunResult['kind'], row: Row, seed: number, lr: number): Promise<void> {
   const started = Date.now();
   const runId = `learn-${stamp}-${kind === 'tune' ? `tune${lr}-` : ''}${row.id}-s${seed}`;
   const label = `${row.id} seed ${seed}${kind === 'tune' ? ` lr ${lr}` : ''}`;
@@ -246,11 +254,12 @@ async function runOne(client: Client, kind: RunResult['kind'], row: Row, seed: n
     machine,
     at: new Date().toISOString(),
   };
-  appendFileSync(resultsFile, `${JSON.stringify(result)}\n`);
+  // Another process on the stamp may have followed the same workflows to the end first.
+  if (recordedIn(readResults(), kind, row.id, seed, result.lr)) console.error(`${label}: already in ${resultsFile} (another process), not written again`);
+  else appendFileSync(resultsFile, `${JSON.stringify(result)}\n`);
   const e = result.engine;
   const engineNote = e ? `; training ${e.seconds.toFixed(0)} s, the engine decoding ${((100 * e.busyS) / e.seconds).toFixed(0)}% and updating ${((100 * e.updateS) / e.seconds).toFixed(0)}% of it, idle ${((100 * Math.max(0, e.seconds - e.busyS - e.updateS)) / e.seconds).toFixed(0)}%, ${(e.tokens / e.seconds).toFixed(1)} tokens/s` : '';
   console.error(`${label}: ${split} success ${evaluation.successRate.toFixed(3)} after ${trained.iterations} iterations (${result.minutes.toFixed(1)} min${engineNote})`);
-  return result;
 }
 
 /** The rate each family trains at: --lr, else the best tuned one in the file, else its config's. */
@@ -271,36 +280,49 @@ function ratesOf(results: RunResult[]): Record<Family, { lr: number; source: str
   return { full: pick('full'), lora: pick('lora') };
 }
 
+/** Whether results hold that run (lr null on either side: a row without training). */
+function recordedIn(results: RunResult[], kind: RunResult['kind'], row: string, seed: number, lr: number | null): boolean {
+  return results.some((r) => r.kind === kind && r.row === row && r.seed === seed && (lr === null || r.lr === null || r.lr === lr));
+}
+
+/** Runs each of the jobs, at most n at once, starting them in order. */
+async function atMost<T>(n: number, jobs: T[], run: (job: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const lane = async () => {
+    while (next < jobs.length) await run(jobs[next++]);
+  };
+  await Promise.all(Array.from({ length: Math.min(n, jobs.length) }, lane));
+}
+
 async function main(): Promise<void> {
-  const results = readResults();
-  const has = (kind: RunResult['kind'], row: string, seed: number, lr: number | null) =>
-    results.some((r) => r.kind === kind && r.row === row && r.seed === seed && (lr === null || r.lr === null || r.lr === lr));
   if (!flag('report')) {
     const client = await temporalClient();
+    type Job = { kind: RunResult['kind']; row: Row; seed: number; lr: number };
+    const jobs: Job[] = [];
     if (Object.keys(tune).length) {
       for (const [family, lrs] of Object.entries(tune) as [Family, number[]][]) {
         for (let seed = 0; seed < tuneSeeds; seed++) {
           for (const lr of lrs) {
-            for (const row of rows.filter((r) => r.family === family && r.algorithm !== null)) {
-              if (!has('tune', row.id, seed, lr)) results.push(await runOne(client, 'tune', row, seed, lr));
-            }
+            for (const row of rows.filter((r) => r.family === family && r.algorithm !== null)) jobs.push({ kind: 'tune', row, seed, lr });
           }
         }
       }
     } else {
-      const rates = ratesOf(results);
+      const rates = ratesOf(readResults());
       for (const f of ['full', 'lora'] as const) console.error(`${f}: lr ${rates[f].lr} (${rates[f].source})`);
       // Seed by seed, so that a bench cut short has every row at its first seeds.
       for (let seed = firstSeed; seed < seeds; seed++) {
-        for (const row of rows) {
-          const lr = rates[row.family].lr;
-          if (!has('final', row.id, seed, row.algorithm === null ? null : lr)) results.push(await runOne(client, 'final', row, seed, lr));
-        }
+        for (const row of rows) jobs.push({ kind: 'final', row, seed, lr: rates[row.family].lr });
       }
     }
+    // Looked up in the file as each starts: another process on the stamp may have run it meanwhile.
+    await atMost(parallel, jobs, async ({ kind, row, seed, lr }) => {
+      if (!recordedIn(readResults(), kind, row.id, seed, row.algorithm === null ? null : lr)) await runOne(client, kind, row, seed, lr);
+    });
     await client.connection.close();
   }
-  console.log(report({ suite, settings, rows, results, resultsFile, rates: ratesOf(results) }));
+  const all = readResults(); // with what other processes on the stamp added meanwhile
+  console.log(report({ suite, settings, rows, results: all, resultsFile, rates: ratesOf(all) }));
 }
 
 main().catch((err) => {
