@@ -62,7 +62,8 @@ def fresh() -> LocalEngine:
 def step_clock(monkeypatch) -> None:
     """The engine's clock for its fair share (Engine.tick) counts calls instead of seconds, so that an
     update step and a decode step cost alike: the interleaving no longer depends on the machine's load
-    (on a busy CI machine one slow checkpoint write let the decoding catch up and finish every row)."""
+    (on a busy CI machine one slow update step let the decoding catch up and finish every row first;
+    a 1.5 s sleep in each optimizer step reproduces it)."""
     calls = itertools.count()
     monkeypatch.setattr(server, "time", SimpleNamespace(time=time.time, perf_counter=lambda: float(next(calls))))
 
