@@ -44,6 +44,8 @@ export function loadSpec(deps: EngineDeps, policy: PolicyRef): LoadSpec {
   return {
     kind: spec.kind as LoadSpec['kind'],
     model_path: projectPath(spec.modelPath),
+    // (absent in specs recorded before placement.<base>.dtype: what the engine chose then, by device)
+    dtype: spec.dtype ?? (spec.device === 'cpu' ? 'float32' : 'bfloat16'),
     base: baseKey(policy),
     ...(spec.lora ? { lora: spec.lora } : {}),
     // (warmup_start: absent in the settings of runs started before it existed, whose warm-up started at a fraction)

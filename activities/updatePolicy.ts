@@ -66,6 +66,9 @@ export interface UpdateSummary {
   metrics: Record<string, number>;
   /** A step over replicas: their count and the checksum of the weights they all hold after it. */
   replicas?: { count: number; checksum: string };
+  /** The weights' dtype, and why it is not the one asked (placement.<base>.dtype auto fell back); absent from older engines. */
+  dtype?: string;
+  dtypeNote?: string;
 }
 
 /**
@@ -213,6 +216,8 @@ export function createUpdateActivities(deps: EngineDeps & { kafka: Kafka; produc
         checkpoint: result.checkpoint,
         ...(result.kept_versions ? { keptVersions: result.kept_versions } : {}),
         ...(result.replicas && result.checksum ? { replicas: { count: result.replicas, checksum: result.checksum } } : {}),
+        ...(result.dtype ? { dtype: result.dtype } : {}),
+        ...(result.dtype_note ? { dtypeNote: result.dtype_note } : {}),
         // Metrics the engine did not compute this time (null) are left out.
         metrics: Object.fromEntries(
           Object.entries({
@@ -226,6 +231,11 @@ export function createUpdateActivities(deps: EngineDeps & { kafka: Kafka; produc
             lr: result.lr,
             tokens: result.tokens,
             logprob_gap: result.logprob_gap,
+            // The rollout/trainer importance weights (pi_trainer / pi_rollout per token, before the update).
+            rollout_weight_mean: result.rollout_weight_mean ?? null,
+            rollout_weight_std: result.rollout_weight_std ?? null,
+            rollout_weight_min: result.rollout_weight_min ?? null,
+            rollout_weight_max: result.rollout_weight_max ?? null,
             update_s: result.update_s ?? null,
             sync_s: result.sync_s ?? null,
             optimizer_state_mb: result.optimizer_state_mb ?? null,

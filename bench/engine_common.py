@@ -50,6 +50,9 @@ OPTIM = {"lr": 1e-5, "weight_decay": 0.0, "betas": [0.9, 0.999], "warmup_steps":
 SAMPLING = dict(newer_within=0, n=1, temperature=1.0, top_p=1.0, top_k=-1, min_p=0.0, repetition_penalty=1.0,
                 max_new_tokens=128, stop=[], ignore_eos=True, seed=None, enable_thinking=None, max_prompt_tokens=None,
                 truncation="error")
+# The dtype `load` asks for (precision.py): float32, what the CPU benches have always measured; the
+# GPU check and engine_dtype.py set it ("auto": bf16 on a GPU and on a CPU with bf16 units).
+DTYPE = "float32"
 # An update's fields besides policy, from_version, samples, checkpoint_root (one PPO step, no KL).
 UPDATE = dict(clip_low=0.2, clip_high=0.2, dual_clip_c=None, loss_agg="token-mean", kl_coef=0.0, max_grad_norm=1.0,
               micro_batch_tokens=8192, ppo_mini_batch_size=None, ppo_epochs=1, gradient_checkpointing=False,
@@ -138,11 +141,12 @@ def call(eng, op: str, **req) -> dict:
     return r["result"]
 
 
-def load(eng, policy: str, kind: str, model_path: str, checkpoint_root: str = "", base: str | None = None) -> dict:
-    """A complete `load` op: OPTIM, and for kind "lora" LORA on the shared base `base`."""
+def load(eng, policy: str, kind: str, model_path: str, checkpoint_root: str = "", base: str | None = None,
+         dtype: str | None = None) -> dict:
+    """A complete `load` op: OPTIM, `dtype` (default DTYPE), and for kind "lora" LORA on the shared base `base`."""
     extra = {"base": base, "lora": LORA} if kind == "lora" else {}
     return call(eng, "load", policy=policy, kind=kind, model_path=model_path, checkpoint_root=checkpoint_root,
-                optim=OPTIM, **extra)
+                optim=OPTIM, dtype=dtype or DTYPE, **extra)
 
 
 def request(policy: str, messages: list[dict], **kw) -> dict:

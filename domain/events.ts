@@ -110,6 +110,9 @@ export type TandemEvent =
       metrics: Record<string, number>;
       /** A step over replicas: how many, and the checksum of the weights they all hold after it. */
       replicas?: { count: number; checksum: string };
+      /** The weights' dtype, and why auto fell back to float32 (absent on older events). */
+      dtype?: string;
+      dtypeNote?: string;
     }
   | {
       /** Published by the update itself (not the workflow): which samples one update consumed, with their advantages. */

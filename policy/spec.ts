@@ -27,6 +27,8 @@ export interface PolicySpec {
   agents: string[];
   taskQueue: string;
   device: string;
+  /** placement.<base>.dtype; absent in specs recorded before it: the dtype those runs had (activities/policy.ts loadSpec). */
+  dtype?: 'auto' | 'float32' | 'bfloat16';
   /** Data-parallel replicas (placement.<base>.replicas); absent in specs recorded before them: 1. */
   replicas?: Replicas;
 }
@@ -41,7 +43,7 @@ export interface Replicas {
   shardOptimizer?: boolean;
 }
 
-const DEFAULT_PLACEMENT = { task_queue: DEFAULT_POLICY_QUEUE, device: 'cpu', replicas: 1, shard_optimizer: false, rendezvous: '127.0.0.1:29400', replica_join_timeout_s: 60, replica_timeout_s: 600 };
+const DEFAULT_PLACEMENT = { task_queue: DEFAULT_POLICY_QUEUE, device: 'cpu', dtype: 'auto' as const, replicas: 1, shard_optimizer: false, rendezvous: '127.0.0.1:29400', replica_join_timeout_s: 60, replica_timeout_s: 600 };
 /** Where scripted players run: the CPU worker's task queue. */
 const SCRIPTED_QUEUE = CPU_QUEUE;
 
@@ -83,6 +85,7 @@ function agentPolicies(cfg: RunConfig): AgentPolicy[] {
         ...(kind === 'lora' ? { lora } : {}),
         taskQueue: placement.task_queue,
         device: placement.device,
+        dtype: placement.dtype,
         ...(placement.replicas > 1
           ? { replicas: { count: placement.replicas, rendezvous: placement.rendezvous, joinTimeoutS: placement.replica_join_timeout_s, timeoutS: placement.replica_timeout_s, ...(placement.shard_optimizer ? { shardOptimizer: true } : {}) } }
           : {}),

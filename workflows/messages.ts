@@ -19,9 +19,13 @@ export interface IterationSummary {
   rewardByAgent: Record<string, number>;
   /**
    * Update metrics per policy (tokens: response tokens trained on; absent in older runs; staleness:
-   * under asynchronous training, the mean and largest age in versions of the samples it trained on).
+   * under asynchronous training, the mean and largest age in versions of the samples it trained on;
+   * dtype: the weights' dtype, with dtypeNote when placement.<base>.dtype auto fell back to float32).
    */
-  updates: Record<string, { toVersion: number; loss: number; samples: number; groups: number; tokens?: number; staleness?: { mean: number; max: number } }>;
+  updates: Record<
+    string,
+    { toVersion: number; loss: number; samples: number; groups: number; tokens?: number; staleness?: { mean: number; max: number }; dtype?: string; dtypeNote?: string }
+  >;
   /** Workflow time from the iteration's start to its end, minus the time it spent paused. */
   durationMs: number;
 }

@@ -60,9 +60,10 @@ class Ctx:
         self.group_shape = "smollm2-135m"
         self.mixed_shape, self.mixed_rows = "qwen3-1.7b", 2 if self.smoke else 16
         self.min_step_s = 1.0 if self.smoke else 20.0  # no measurement starts with less left in its stage
-        # Engine log-probs against a plain forward pass: fp32 on cpu; bf16 on cuda, where a decode step and a
-        # whole-sequence pass round differently (a wrong cache or row would be off by about a logit's spread).
-        self.logprob_tol = 1e-3 if not self.cuda else 0.5
+        # Engine log-probs against a plain forward pass (set with the dtype, environment stage): 1e-3 in
+        # fp32; 0.5 in bf16, where a decode step and a whole-sequence pass round differently (a wrong
+        # cache or row would be off by about a logit's spread).
+        self.logprob_tol = 1e-3
         self.torch = torch
 
     def left(self) -> float:
@@ -93,6 +94,7 @@ def environment(ctx) -> dict:
     import torch
     import transformers
 
+    import engine_common as ec
     import shapes
 
     fig = {"python": sys.version.split()[0], "torch": torch.__version__, "transformers": transformers.__version__,
@@ -113,7 +115,14 @@ def environment(ctx) -> dict:
 
     shapes.serve_random_weights()
     ctx.engine = Engine(str(ctx.device))
-    fig["engine_dtype"] = str(ctx.engine.dtype)
+    # The policies' dtype as a run's default (placement.<base>.dtype auto; precision.py): bf16 on a GPU,
+    # and in the CPU smoke mode where the CPU has bf16 units; float32 elsewhere, with the reason.
+    from tandem_engine import precision
+
+    ec.DTYPE = "auto"
+    dtype, note = precision.resolve("auto", ctx.device)
+    fig["engine_dtype"], fig["dtype_note"] = precision.name(dtype), note
+    ctx.logprob_tol = 1e-3 if dtype == torch.float32 else 0.5
     return fig
 
 

@@ -14,7 +14,8 @@ def table(summary: dict) -> str:
              f"in {summary['wall_s']} s (budget {summary['budget_s']:.0f} s)", ""]
     if env:
         mem = f", {env['memory_gb']:.0f} GB" if "memory_gb" in env else ""
-        lines += [f"Device: {env.get('name')}{mem}, engine dtype {env.get('engine_dtype')}, copy bandwidth "
+        lines += [f"Device: {env.get('name')}{mem}, engine dtype {env.get('engine_dtype')}"
+                  f"{' (' + env['dtype_note'] + ')' if env.get('dtype_note') else ''}, copy bandwidth "
                   f"{_f(env.get('copy_bandwidth_gbs'))} GB/s (read + written). Python {env.get('python')}, torch "
                   f"{env.get('torch')} (CUDA {env.get('cuda')}), transformers {env.get('transformers')}, peft "
                   f"{env.get('peft')}; wheels: {env.get('wheels')}; drift from the pins: "

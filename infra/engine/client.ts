@@ -170,6 +170,8 @@ export interface GenerateRequest {
 export interface LoadSpec {
   kind: 'full' | 'lora';
   model_path: string;
+  /** The weights' dtype: auto, float32 or bfloat16 (placement.<base>.dtype; PROTOCOL.md). */
+  dtype: 'auto' | 'float32' | 'bfloat16';
   /** The shared base's key (read for lora policies only). */
   base: string;
   /** Required for a lora policy. */
@@ -269,7 +271,18 @@ export interface UpdateResult {
   grad_norm: number | null;
   tokens: number;
   samples: number;
+  /** Mean |trainer - rollout log-prob| per token, under the weights before the update. */
   logprob_gap: number;
+  /** The rollout/trainer importance weights pi_trainer / pi_rollout per token: mean, standard deviation,
+   * smallest and largest (null without tokens; absent from older engines). */
+  rollout_weight_mean?: number | null;
+  rollout_weight_std?: number | null;
+  rollout_weight_min?: number | null;
+  rollout_weight_max?: number | null;
+  /** The dtype of the weights it trained (bfloat16: mixed precision with float32 masters), and why it is
+   * not the one asked (auto fell back to float32), else null; absent from older engines. */
+  dtype?: string;
+  dtype_note?: string | null;
   lr: number;
   checkpoint: string;
   /** The policy's versions on disk after the update's retention (keep_last set; its writer only). */

@@ -6,6 +6,9 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { loadRunConfig } from '../../configs/load.js';
 import { policiesOf } from '../../policy/spec.js';
+import { policyRef } from '../../policy/ref.js';
+import { loadSpec } from '../../activities/policy.js';
+import type { EngineClient } from '../../infra/engine/client.js';
 import { checkRunConfig } from '../../configs/check.js';
 import { tandemThroughSlowPipes } from '../support/slowPipes.js';
 
@@ -26,8 +29,26 @@ test('the skeleton config is valid and normalised with defaults', () => {
       agents: ['tool_call_agent', 'plan_agent'],
       taskQueue: 'tandem-policy-0',
       device: 'cpu',
+      dtype: 'auto',
     },
   ]);
+});
+
+test('placement.<base>.dtype reaches the policy spec; another value is named by its path', () => {
+  const r = loadRunConfig(SKELETON, ['placement.shared_model.dtype=bfloat16']);
+  assert.ok(r.ok, JSON.stringify(!r.ok && r.issues));
+  assert.equal(policiesOf(r.config)[0].dtype, 'bfloat16');
+  const bad = loadRunConfig(SKELETON, ['placement.shared_model.dtype=half']);
+  assert.ok(!bad.ok);
+  assert.deepEqual(bad.issues.map((i) => i.path), ['placement.shared_model.dtype']);
+  // The engine is sent it; a spec recorded before the field sends the dtype the engine chose then.
+  const spec = policiesOf(r.config)[0];
+  const deps = { engine: {} as EngineClient, device: 'cpu', dataDir: '/data' };
+  const ref = policyRef('run-1', spec, r.config);
+  assert.equal(loadSpec(deps, ref).dtype, 'bfloat16');
+  const { dtype: _, ...recorded } = spec;
+  assert.equal(loadSpec(deps, { ...ref, spec: recorded }).dtype, 'float32');
+  assert.equal(loadSpec({ ...deps, device: 'cuda:0' }, { ...ref, spec: { ...recorded, device: 'cuda' } }).dtype, 'bfloat16');
 });
 
 test('dotted overrides are applied and typed as YAML', () => {

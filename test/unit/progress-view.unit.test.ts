@@ -156,3 +156,13 @@ test('evaluating mid-run: the iterations done so far, and all the ones left in t
   // Once the evaluation ends the next iteration runs as before.
   assert.match(progressLine(progress({ iteration: 2, episodesDone: 0 }), 1_020_000), /iteration 3\/5 {2}episodes 0\/4 {2}running/);
 });
+
+test("the weights' dtype of the last update, with why auto fell back to float32", () => {
+  const updates = {
+    a: { toVersion: 2, loss: 0.1, samples: 12, groups: 4, dtype: 'bfloat16' },
+    b: { toVersion: 2, loss: 0.1, samples: 12, groups: 4, dtype: 'float32', dtypeNote: 'auto chose float32: no bf16 units' },
+  };
+  const text = progressLines(progress({ recent: [iteration(0, 60_000), { ...iteration(1, 40_000), updates }] }), 1_020_000).join('\n');
+  assert.match(text, /dtype {12}a bfloat16, b float32 \(auto chose float32: no bf16 units\) \(iteration 2's update\)/);
+  assert.doesNotMatch(progressLines(progress(), 1_020_000).join('\n'), /dtype/); // runs from before the field
+});

@@ -128,6 +128,7 @@ class Backbone:
         pad = tokenizer.pad_token_id
         self.pad_id = int(pad) if pad is not None else min(self.stop_ids)
         self.vocab_size = model.get_input_embeddings().weight.shape[0]
+        self.dtype = model.get_input_embeddings().weight.dtype  # the weights' (precision.py)
         self.kv_bytes_per_token = kv_bytes_per_token(model)  # one row's keys and values per token, all layers
         self.thinking_template = "enable_thinking" in str(tokenizer.chat_template or "")
 

@@ -4,9 +4,10 @@
 * kind "lora": a named LoRA adapter inside a shared Backbone whose model is a PeftModel over a
   frozen base. Several lora policies naming the same `base` key share that one PeftModel.
 
-Each policy has its own AdamW (over its trainable parameters only), LR schedule, private RNG
-stream (dropout) and checkpoints. Updating one policy never writes another's weights: the
-optimizer only holds this policy's parameters, and a frozen base gets no optimizer at all.
+Each policy has its own AdamW (over its trainable parameters only, through their float32 masters:
+precision.py), LR schedule, private RNG stream (dropout) and checkpoints. Updating one policy never
+writes another's weights: the optimizer only holds this policy's parameters, and a frozen base gets
+no optimizer at all.
 Over replicas with `shard_optimizer` (replicas.py), AdamW's state is split over the replicas by
 torch's ZeroRedundancyOptimizer (ZeRO stage 1); its checkpoint is the same AdamW state_dict.
 """
@@ -14,6 +15,7 @@ torch's ZeroRedundancyOptimizer (ZeRO stage 1); its checkpoint is the same AdamW
 from __future__ import annotations
 
 import copy
+import json
 import math
 import os
 import random
@@ -29,6 +31,7 @@ from . import checkpoint
 from .errors import EngineError
 from .models import Backbone, load_pretrained
 from .ppo import behaviour_weights, policy_loss
+from .precision import Masters, as_float32, name
 
 
 def lr_factor(step: int, warmup: int, total: int, min_ratio: float, warmup_start: str = "fraction") -> float:
@@ -49,9 +52,12 @@ def lr_factor(step: int, warmup: int, total: int, min_ratio: float, warmup_start
 
 class Policy:
     def __init__(self, key: str, kind: str, backbone: Backbone, adapter: str | None, optim: dict,
-                 checkpoint_root: str, folder: str | None, device: torch.device):
+                 checkpoint_root: str, folder: str | None, device: torch.device,
+                 masters: dict[int, torch.Tensor] | None = None, dtype_note: str | None = None):
         """`folder`: the checkpoint whose weights the backbone/adapter were loaded from (optimizer,
-        scheduler, RNG and version are restored from it too), or None for version 0."""
+        scheduler, RNG and version are restored from it too), or None for version 0. `masters`: the
+        float32 masters of a full bf16 model's weights (precision.Masters.take); `dtype_note`: why
+        the policy's dtype is not the one asked (precision.resolve)."""
         self.key, self.kind, self.backbone, self.adapter = key, kind, backbone, adapter
         self.model_path, self.checkpoint_root, self.device = backbone.model_path, checkpoint_root, device
         self.optim = optim
@@ -65,7 +71,12 @@ class Policy:
         params = self.trainable_parameters()
         if not params:
             raise EngineError("LoadError", f"policy {key!r} has no trainable parameters (check lora.target_modules)")
-        self.optimizer = torch.optim.AdamW(params, lr=optim["lr"], betas=tuple(optim["betas"]), eps=1e-8,
+        if kind == "lora":
+            as_float32(params)  # an adapter is its own master, over a base of any dtype
+        self.masters = Masters(params, masters)
+        self.dtype = name(backbone.dtype)  # the weights generation and the forward passes use
+        self.dtype_note = dtype_note
+        self.optimizer = torch.optim.AdamW(self.masters.params, lr=optim["lr"], betas=tuple(optim["betas"]), eps=1e-8,
                                            weight_decay=optim["weight_decay"])
         sched = (optim["warmup_steps"], optim["total_steps"], optim["min_lr_ratio"], optim["warmup_start"])
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, lambda step: lr_factor(step, *sched))
@@ -168,7 +179,7 @@ class Policy:
             from torch.distributed.optim import ZeroRedundancyOptimizer
 
             o = self.optim
-            self.zero = ZeroRedundancyOptimizer(self.trainable_parameters(), optimizer_class=torch.optim.AdamW,
+            self.zero = ZeroRedundancyOptimizer(self.masters.params, optimizer_class=torch.optim.AdamW,
                                                 lr=o["lr"], betas=tuple(o["betas"]), eps=1e-8,
                                                 weight_decay=o["weight_decay"])
         if sharded:
@@ -191,8 +202,13 @@ class Policy:
     def _write_weights(self, folder: str) -> None:
         model = self.backbone.model
         if self.kind == "full":
-            model.save_pretrained(os.path.join(folder, "model"))
-            self.backbone.tokenizer.save_pretrained(os.path.join(folder, "model"))
+            out = os.path.join(folder, "model")
+            if not self.masters.mixed:
+                model.save_pretrained(out)
+            else:  # the float32 masters, so that a resumed run goes on with exactly these weights
+                model.save_pretrained(out, state_dict=self.masters.state_dict_of(model))
+                say_float32(os.path.join(out, "config.json"))
+            self.backbone.tokenizer.save_pretrained(out)
             return
         # PEFT layout, loadable with PeftModel.from_pretrained(base, folder/adapter). (PeftModel's own
         # save_pretrained would put a non-"default" adapter into a subfolder named after it.)
@@ -256,7 +272,7 @@ class Policy:
         old = trainer  # None with one step: the step's own forward, detached
 
         sums = dict.fromkeys(STEP_SUMS, 0.0)
-        norms, is_max = [], 0.0
+        norms, is_max, mismatch = [], 0.0, None
         for _ in range(epochs):
             for mb in mini_batches:
                 norm, st = yield from self._step(mb, group, stepper, old, micro_batch_tokens, max_grad_norm,
@@ -268,6 +284,7 @@ class Policy:
                 for k in sums:
                     sums[k] += st[k]
                 is_max = max(is_max, st["is_max"])
+                mismatch = st["mismatch"]  # (used with one step only: its forward is the trainer's)
         with warnings.catch_warnings():  # the schedule counts updates, also those whose step was skipped
             warnings.simplefilter("ignore")
             self.scheduler.step()
@@ -275,7 +292,7 @@ class Policy:
         from_version, seen = self.version, max(sums["tokens"], 1)
         # Trainer against rollout log-probs, under the weights before the update: from the pass, or
         # from the single step's own forward.
-        gap = sums["gap"] if trainer is None else self._rollout_gap(samples, trainer, group)
+        mism = mismatch if trainer is None else self._rollout_mismatch(samples, trainer, group)
         result = {
             "version": from_version + 1,
             # loss, pg_loss, kl: the mean over the steps of each step's (mini-batch's) value.
@@ -291,8 +308,10 @@ class Policy:
             "skipped_step": not norms,  # no tokens, or non-finite gradients
             "tokens": n_tokens,
             "samples": n_seqs,
-            "logprob_gap": gap / max(n_tokens, 1),
             "lr": lr,
+            "dtype": self.dtype,
+            "dtype_note": self.dtype_note,
+            **mismatch_stats(mism, n_tokens),
         }
         if behaviour_weight_cap is not None:
             # Decoupled PPO's weights over every step's tokens: the mean after truncation, the largest
@@ -331,13 +350,13 @@ class Policy:
         return int(counts[0]), int(counts[1])
 
     @staticmethod
-    def _rollout_gap(samples, trainer: dict, group) -> float:
-        """Sum over the batch's tokens of |trainer - rollout log-prob| (summed over the replicas)."""
-        gap = torch.tensor([sum((trainer[id(x)] - torch.tensor(x["logprobs"], dtype=torch.float32)).abs().sum().item()
-                                for x in samples)], dtype=torch.float64)
-        if group:
-            group.sum_(gap)
-        return gap.item()
+    def _rollout_mismatch(samples, trainer: dict, group) -> torch.Tensor:
+        """`mismatch_sums` of the batch (over the replicas' too) from the trainer pass's log-probs."""
+        out = torch.zeros(len(MISMATCH), dtype=torch.float64)
+        for x in samples:
+            t = trainer[id(x)]
+            out = merge_mismatch(out, mismatch_sums(t, torch.tensor(x["logprobs"], dtype=torch.float32), torch.ones_like(t)))
+        return reduce_mismatch(out, group)
 
     def _logprobs_of(self, samples, micro_batch_tokens):
         """(A generator, yielding after each micro-batch.) -> {id(sample): its response's log-probs [T]}
@@ -365,6 +384,7 @@ class Policy:
         opt.zero_grad(set_to_none=True)
         sums = dict.fromkeys(STEP_SUMS, 0.0)
         is_max = torch.zeros(1, dtype=torch.float64)
+        mism = torch.zeros(len(MISMATCH), dtype=torch.float64)
         for mb in pack(samples, micro_batch_tokens):
             self._activate()
             model.train()  # dropout (e.g. lora_dropout) is on while computing the gradient
@@ -386,13 +406,14 @@ class Policy:
                     loss, st = policy_loss(new_logp, before, adv, mask, ref_logp=ref, num_tokens=n_tokens,
                                            num_seqs=n_seqs, behaviour_weight=weight, **loss_args)
                     loss.backward()
+                    self.masters.add_grads()  # a bf16 model's gradients, accumulated in float32
                     sums["loss"] += loss.item()
                     sums["pg_loss"] += st["pg_loss"]
                     sums["kl"] += st["kl"] or 0.0
                     sums["clipped"] += st["clipped"]
                     sums["approx_kl"] += st["approx_kl"]
                     sums["entropy"] += ent.sum().item()
-                    sums["gap"] += ((new_logp.detach() - rollout).abs() * mask).sum().item()
+                    mism = merge_mismatch(mism, mismatch_sums(new_logp.detach(), rollout, mask))
                     sums["tokens"] += st["tokens"]
             finally:
                 model.eval()
@@ -405,6 +426,7 @@ class Policy:
             sums = dict(zip(sums, totals.tolist()))
             if behaviour_weight_cap is not None:
                 group.max_(is_max)
+        mism = reduce_mismatch(mism, group)
         norm = None
         if n_tokens > 0:
             total = torch.nn.utils.clip_grad_norm_(params, max_grad_norm if max_grad_norm > 0 else float("inf"))
@@ -415,8 +437,9 @@ class Policy:
                     opt.step()
                 else:  # the sharded step broadcasts the new weights: a collective
                     group.collective("sharded optimizer step", stepper.step)
+                self.masters.copy_to_weights()  # a bf16 model's weights: the masters rounded
         opt.zero_grad(set_to_none=True)
-        return norm, {**sums, "is_max": is_max.item()}
+        return norm, {**sums, "is_max": is_max.item(), "mismatch": mism}
 
     def _save(self, root: str, version: int, result: dict, group, stepper) -> str:
         """Writes the checkpoint (only rank 0 of a replica group does); with a group, every replica
@@ -441,7 +464,68 @@ class Policy:
 
 
 # What each optimizer step sums over its tokens (is_*: decoupled PPO's behaviour weights, ppo.py).
-STEP_SUMS = ("loss", "pg_loss", "kl", "clipped", "approx_kl", "entropy", "gap", "tokens", "is_weight", "is_truncated")
+STEP_SUMS = ("loss", "pg_loss", "kl", "clipped", "approx_kl", "entropy", "tokens", "is_weight", "is_truncated")
+
+# The rollout/trainer mismatch under the weights before the update, per response token t:
+# d_t = trainer log-prob - rollout log-prob, w_t = exp(d_t) = pi_trainer / pi_rollout (the importance
+# weight a bf16 rollout and a mixed-precision update create even at max_staleness 0; with older
+# samples it holds their staleness too). Its sums over tokens: |d|, w, w^2; and the largest w and -w.
+MISMATCH = ("abs_gap", "weight", "weight_sq", "weight_max", "neg_weight_min")
+
+
+def mismatch_sums(trainer: torch.Tensor, rollout: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """The MISMATCH values of one batch of rows ([B, T] or [T] log-probs, mask 1 on response tokens)."""
+    with torch.no_grad():
+        m = mask.to(torch.float64).cpu()
+        d = (trainer.to(torch.float64).cpu() - rollout.to(torch.float64).cpu()) * m
+        w = torch.exp(d)
+        on = m > 0
+        if not on.any():
+            return torch.zeros(len(MISMATCH), dtype=torch.float64)
+        return torch.stack([d.abs().sum(), (w * m).sum(), (w * w * m).sum(), w[on].max(), -w[on].min()])
+
+
+def merge_mismatch(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """Two MISMATCH vectors as one: sums add, extremes take the larger (an all-zero vector is empty)."""
+    if not b.any():
+        return a
+    if not a.any():
+        return b
+    return torch.cat([a[:3] + b[:3], torch.maximum(a[3:], b[3:])])
+
+
+def reduce_mismatch(x: torch.Tensor, group) -> torch.Tensor:
+    """The MISMATCH vector over the replicas (an empty replica's extremes do not count)."""
+    if not group:
+        return x
+    sums = group.sum_(x[:3].clone())
+    ext = group.max_(torch.where(x[:3].sum() > 0, x[3:], torch.full_like(x[3:], -float("inf"))).clone())
+    return torch.cat([sums, ext])
+
+
+def mismatch_stats(x: torch.Tensor | None, n_tokens: int) -> dict:
+    """The update result's view of a MISMATCH vector: logprob_gap (mean |d|) and the weights' mean,
+    standard deviation, smallest and largest (None without tokens)."""
+    if x is None or n_tokens == 0 or not x.any():
+        return {"logprob_gap": 0.0, "rollout_weight_mean": None, "rollout_weight_std": None,
+                "rollout_weight_min": None, "rollout_weight_max": None}
+    n = float(n_tokens)
+    mean = x[1].item() / n
+    return {"logprob_gap": x[0].item() / n, "rollout_weight_mean": mean,
+            "rollout_weight_std": max(x[2].item() / n - mean * mean, 0.0) ** 0.5,
+            "rollout_weight_min": -x[4].item(), "rollout_weight_max": x[3].item()}
+
+
+def say_float32(config_path: str) -> None:
+    """config.json of a checkpoint whose weights are float32 masters says so (transformers writes the
+    model's own dtype): a plain from_pretrained then loads them as they are."""
+    with open(config_path) as f:
+        cfg = json.load(f)
+    for key in ("dtype", "torch_dtype"):
+        if key in cfg:
+            cfg[key] = "float32"
+    with open(config_path, "w") as f:
+        json.dump(cfg, f, indent=2, sort_keys=True)
 
 
 def pack(samples: list[dict], budget: int) -> list[list[dict]]:

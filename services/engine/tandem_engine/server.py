@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 import torch
 
-from . import checkpoint, models, serving
+from . import checkpoint, models, precision, serving
 from .errors import EngineError
 from .batching import Scheduler
 from .generation import Row, row_generator, sample_of
@@ -99,7 +99,6 @@ class Engine:
 
     def __init__(self, device: str):
         self.device = torch.device(device)
-        self.dtype = torch.bfloat16 if self.device.type == "cuda" else torch.float32
         self.policies: dict[str, Policy] = {}
         self.bases: dict[str, Backbone] = {}  # shared frozen bases of lora policies, by `base` key
         self.adapters_made = 0  # adapter names inside a PeftModel: policy1, policy2, ...
@@ -350,19 +349,22 @@ class Engine:
         if key not in self.policies:
             self.policies[key] = self._load(key, spec)
         p = self.policies[key]
-        return {"policy": key, "version": p.version, "source": p.source}
+        return {"policy": key, "version": p.version, "source": p.source, "dtype": p.dtype, "dtype_note": p.dtype_note}
 
     def _load(self, key: str, spec: dict) -> Policy:
         kind, model_path, root, optim = spec["kind"], spec["model_path"], spec["checkpoint_root"], spec["optim"]
+        dtype, note = precision.resolve(spec["dtype"], self.device, log=log)  # BadRequest naming what is missing
         models.inspect(model_path)  # LoadError naming the path and the reason, before loading anything
         ckpts = checkpoint.list_complete(root)
         folder = ckpts[-1][1] if ckpts else None  # newest complete checkpoint, if any
 
         if kind == "full":
             source = os.path.join(folder, "model") if folder else model_path
-            model, tokenizer = models.load_pretrained(source, self.dtype, self.device)
+            # Loaded in float32, whose weights become the masters of a bf16 model's (precision.py).
+            model, tokenizer = models.load_pretrained(source, torch.float32, self.device)
+            masters = precision.Masters.take(model, dtype)
             return Policy(key, "full", Backbone(model, tokenizer, model_path, self.device), None, optim, root,
-                          folder, self.device)
+                          folder, self.device, masters=masters, dtype_note=note)
 
         base_key, lora = spec["base"], spec["lora"]
         adapter_dir = os.path.join(folder, "adapter") if folder else None
@@ -371,16 +373,19 @@ class Engine:
                               "(was it written by a full policy?)")
         bb = self.bases.get(base_key)
         if bb is None:
-            model, tokenizer = models.load_pretrained(model_path, self.dtype, self.device)
+            model, tokenizer = models.load_pretrained(model_path, dtype, self.device)
             bb = Backbone(model, tokenizer, model_path, self.device)
         elif os.path.realpath(bb.model_path) != os.path.realpath(model_path):
             raise EngineError("BadRequest", f"base {base_key!r} is already loaded from {bb.model_path!r}, "
                               f"not {model_path!r}")
+        elif bb.dtype != dtype:
+            raise EngineError("BadRequest", f"base {base_key!r} is already loaded in {precision.name(bb.dtype)}, "
+                              f"not {precision.name(dtype)}")
         self.adapters_made += 1
         name = f"policy{self.adapters_made}"
         try:
             attach_adapter(bb, name, lora, adapter_dir, seed=zlib.crc32(key.encode()))
-            p = Policy(key, "lora", bb, name, optim, root, folder, self.device)
+            p = Policy(key, "lora", bb, name, optim, root, folder, self.device, dtype_note=note)
         except Exception:
             detach_adapter(bb, name)
             raise
@@ -584,11 +589,13 @@ def parse_generate(req: dict) -> list[dict]:
 
 def parse_load(req: dict, at: str = "") -> dict:
     """The fields of a `load` op (or of a generate request's `load`, `at` "requests[i].load."), checked:
-    kind, model_path, checkpoint_root, optim, and for lora base and lora."""
+    kind, model_path, dtype, checkpoint_root, optim, and for lora base and lora."""
     kind = field(req, "kind", str, at=at)
     if kind not in ("full", "lora"):
         raise EngineError("BadRequest", f"{at}kind must be 'full' or 'lora', not {kind!r}")
-    spec = dict(kind=kind, model_path=field(req, "model_path", str, at=at),
+    if field(req, "dtype", str, at=at) not in precision.DTYPES:
+        raise EngineError("BadRequest", f"{at}dtype must be one of {list(precision.DTYPES)}, not {req['dtype']!r}")
+    spec = dict(kind=kind, model_path=field(req, "model_path", str, at=at), dtype=field(req, "dtype", str, at=at),
                 checkpoint_root=field(req, "checkpoint_root", str, at=at),  # "": no checkpoint to start from
                 optim=parse_optim(field(req, "optim", dict, at=at), f"{at}optim."))
     if kind == "lora":

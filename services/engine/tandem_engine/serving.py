@@ -89,7 +89,9 @@ def _copy_adapter(bb: Backbone, source: str, name: str) -> int:
     with torch.no_grad():
         for n, p in params.items():
             if f".{name}." in n:
-                p.copy_(params[n.replace(f".{name}.", f".{source}.")])
+                src = params[n.replace(f".{name}.", f".{source}.")]
+                p.data = p.data.to(src.dtype)  # the trained adapter's dtype (float32: precision.py), bit for bit
+                p.copy_(src)
                 p.requires_grad_(False)
                 size += p.numel() * p.element_size()
     return size

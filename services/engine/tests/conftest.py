@@ -5,10 +5,11 @@ minus the pipe), so they can also look at the weights directly; test_protocol.py
 `engine.py` child process.
 
 The engine runs on TANDEM_TEST_DEVICE (default cpu; bench/gpu/check.py sets cuda on a GPU machine),
-in the engine's own dtype there (fp32 on cpu, bf16 on cuda; TANDEM_TEST_DTYPE=bfloat16 previews bf16
-on the CPU); the tests' references stay fp32 on the CPU. On the CPU in fp32 every test asserts what
-it always did. Elsewhere: a test marked `fp32` (its tolerances are float32's) runs its engine in
-float32 on any device; `same_tokens` compares only the shape of tokens sampled by differently
+its policies loaded in the device's usual dtype there (`load`'s dtype: float32 on cpu, bfloat16 on
+cuda; TANDEM_TEST_DTYPE=bfloat16 runs the whole suite in bf16 on the CPU, emulated where it has no
+bf16 units); test_bf16.py runs the bf16 path on every run. The tests' references stay fp32 on the
+CPU. On the CPU in fp32 every test asserts what it always did. Elsewhere: a test marked `fp32` (its
+tolerances are float32's) loads its policies in float32 on any device; `same_tokens` compares only the shape of tokens sampled by differently
 composed batches (or against the CPU) on a GPU, where they may differ (PROTOCOL.md,
 "Reproducibility"); tests that cannot apply on one GPU skip, saying why.
 """
@@ -32,6 +33,9 @@ sys.path.insert(0, TESTS_DIR)
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# bfloat16 on a CPU without bf16 units runs emulated (slow) instead of being refused (precision.py):
+# the tests run the GPU's dtype path on any CPU, in-process and in the engine processes they start.
+os.environ["TANDEM_ALLOW_EMULATED_BF16"] = "1"
 
 PLAN_PROMPT = [
     {"role": "system", "content": "You are plan_agent in a team solving a Plan-Path grid task. "
@@ -63,7 +67,7 @@ def request(policy: str, messages: list[dict], version: int = 0, **kw) -> dict:
 
 DEVICE = os.environ.get("TANDEM_TEST_DEVICE") or "cpu"  # cpu | cuda | cuda:N
 ON_GPU = torch.device(DEVICE).type != "cpu"
-# The engine's dtype in these tests: its own (server.Engine: fp32 on cpu, bf16 on cuda) unless set.
+# The dtype the tests' policies load in (`load`'s dtype): the device's usual one unless set.
 DTYPE = getattr(torch, os.environ.get("TANDEM_TEST_DTYPE") or ("bfloat16" if ON_GPU else "float32"))
 # A batch's composition changes a GPU's kernels and so the last bits of the logits: sampled tokens
 # may then differ from those of the same rows decoded alone (PROTOCOL.md, "Reproducibility").
@@ -77,10 +81,23 @@ def pytest_configure(config):
 
 @pytest.fixture(autouse=True)
 def engine_dtype(request):
-    """The in-process engine's dtype for this test: float32 for a test marked fp32, else DTYPE."""
+    """The dtype the in-process engine's loads take in this test: float32 for a test marked fp32, else DTYPE."""
     if "local" in request.fixturenames:
         fp32 = request.node.get_closest_marker("fp32") is not None
-        request.getfixturevalue("local").engine.dtype = torch.float32 if fp32 else DTYPE
+        request.getfixturevalue("local").dtype = torch.float32 if fp32 else DTYPE
+
+
+def with_dtype(op: str, params: dict, dtype: torch.dtype) -> dict:
+    """A request's params with `dtype` in its load (a `load` op, or each generate request's `load`) where
+    the test did not give one: the test's dtype (engine_dtype) is the one place that chooses it."""
+    name = str(dtype).removeprefix("torch.")
+    if op == "load":
+        return {"dtype": name, **params}
+    if op == "generate" and isinstance(params.get("requests"), list):
+        reqs = [{**r, "load": {"dtype": name, **r["load"]}} if isinstance(r, dict) and isinstance(r.get("load"), dict)
+                else r for r in params["requests"]]
+        return {**params, "requests": reqs}
+    return params
 
 
 def same_tokens(got, want) -> bool:
@@ -125,10 +142,11 @@ class LocalEngine:
         from tandem_engine.server import Engine
 
         self.engine = Engine(DEVICE)
-        self.engine.dtype = DTYPE
+        self.dtype = DTYPE  # of the policies it loads (with_dtype)
 
     def call(self, op: str, **params) -> dict:
-        return json.loads(json.dumps(self.engine.handle({"id": 1, "op": op, **params})))  # JSON round trip
+        req = {"id": 1, "op": op, **with_dtype(op, params, self.dtype)}
+        return json.loads(json.dumps(self.engine.handle(req)))  # JSON round trip
 
     def ok(self, op: str, **params) -> dict:
         resp = self.call(op, **params)
@@ -201,6 +219,7 @@ class EngineClient:
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None, text=True, env=env, bufsize=1,
         )
         self.timeout = timeout
+        self.dtype = DTYPE  # of the policies it loads (with_dtype)
         self.lines: queue.Queue = queue.Queue()
         threading.Thread(target=self._pump, daemon=True).start()
         self.ready = self.read()
@@ -223,7 +242,7 @@ class EngineClient:
 
     def call(self, op: str, **params) -> dict:
         self.next_id += 1
-        resp = self.send_raw(json.dumps({"id": self.next_id, "op": op, **params}))
+        resp = self.send_raw(json.dumps({"id": self.next_id, "op": op, **with_dtype(op, params, self.dtype)}))
         assert resp["id"] == self.next_id
         return resp
 

@@ -81,8 +81,9 @@ def test_layout_and_reload(eng, tiny_model, tmp_path):
         eng.ok("unload", policy=key)
     loaded_l = eng.load_lora("l", tiny_model, roots["lora"])
     loaded_f = eng.load_full("f", tiny_model, roots["full"])
-    assert loaded_l == {"policy": "l", "version": 1, "source": str(roots["lora"] / "v000001" / "adapter")}
-    assert loaded_f == {"policy": "f", "version": 1, "source": str(roots["full"] / "v000001" / "model")}
+    dtype = {"dtype": str(eng.dtype).removeprefix("torch."), "dtype_note": None}
+    assert loaded_l == {"policy": "l", "version": 1, "source": str(roots["lora"] / "v000001" / "adapter"), **dtype}
+    assert loaded_f == {"policy": "f", "version": 1, "source": str(roots["full"] / "v000001" / "model"), **dtype}
     for key in ("l", "f"):
         assert eng.gen(key, PLAN_PROMPT, version=1, n=2, seed=42, max_new_tokens=8) == probes[key]
     model, _ = load_hf(str(roots["full"] / "v000001" / "model"))

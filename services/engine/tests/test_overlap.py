@@ -55,7 +55,7 @@ def fresh() -> LocalEngine:
     """An engine of its own (the session's would hold the other test's policies), in float32 as the tests
     here are marked."""
     eng = LocalEngine()
-    eng.engine.dtype = torch.float32
+    eng.dtype = torch.float32
     return eng
 
 

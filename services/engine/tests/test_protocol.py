@@ -39,7 +39,8 @@ def test_round_trip(engine, tiny_model, tmp_path):
     for name in ("plan", "tool"):
         assert engine.ok("load", policy=f"run/{name}", kind="lora", model_path=tiny_model, base="run/base", lora=LORA,
                          optim=OPTIM, checkpoint_root=str(tmp_path / name)) == {
-            "policy": f"run/{name}", "version": 0, "source": tiny_model}
+            "policy": f"run/{name}", "version": 0, "source": tiny_model,
+            "dtype": str(engine.dtype).removeprefix("torch."), "dtype_note": None}
     engine.ok("load", policy="run/critic", kind="full", model_path=tiny_model, optim=OPTIM,
               checkpoint_root=str(tmp_path / "critic"))
     common = dict(newer_within=0, temperature=1.0, top_p=0.95, top_k=50, min_p=0.0, repetition_penalty=1.0, max_new_tokens=8,
@@ -59,7 +60,8 @@ def test_round_trip(engine, tiny_model, tmp_path):
                        checkpoint_root=str(tmp_path / "tool"), **UPDATE)
     assert set(result) == {"version", "replayed", "loss", "pg_loss", "kl", "clip_fraction", "approx_kl", "entropy",
                            "grad_norm", "skipped_step", "tokens", "samples", "logprob_gap", "lr", "update_s", "optimizer_state_mb", "optimizer_steps",
-                           "checkpoint"}
+                           "rollout_weight_mean", "rollout_weight_std", "rollout_weight_min", "rollout_weight_max",
+                           "dtype", "dtype_note", "checkpoint"}
     assert result["version"] == 1 and result["replayed"] is False and result["samples"] == 3
     replay = engine.ok("update", policy="run/tool", from_version=0, samples=[], checkpoint_root=str(tmp_path / "tool"),
                        **UPDATE)
