@@ -173,11 +173,12 @@ def test_loss_and_gradient_equal_trl_on_this_model(eng, hf, tmp_path):
 
 def test_bf16_logprobs_within_a_stated_bound_of_float32(eng, hf, tmp_path):
     """SmolLM2 in bf16 (mixed precision's generation: bf16 weights, float32 log-softmax) against the
-    float32 model on the same tokens. Bound: 0.1 nats in the token mean and 0.6 at any token (measured
-    here: see the assertion message), where float32 against float32 is within 2e-3 (above)."""
+    float32 model on the same tokens. Bound: 0.1 nats in the token mean and 0.4 at any token (measured
+    on a 2-core AMD EPYC, bf16 emulated: mean 0.036, max 0.099 over these 24 tokens), where float32
+    against float32 is within 2e-3 (above)."""
     model, _ = hf
     eng.dtype = torch.bfloat16
     assert eng.load_full("smol16", SMOL, tmp_path / "ck")["dtype"] == "bfloat16"
     diffs = torch.cat([(teacher_forced(model, s["prompt_ids"], s["response_ids"]) - torch.tensor(s["logprobs"])).abs()
                        for s in eng.gen("smol16", MATH, n=2, seed=5, max_new_tokens=12)])
-    assert diffs.mean().item() < 0.1 and diffs.max().item() < 0.6, (diffs.mean().item(), diffs.max().item())
+    assert diffs.mean().item() < 0.1 and diffs.max().item() < 0.4, (diffs.mean().item(), diffs.max().item())

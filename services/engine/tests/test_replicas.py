@@ -39,10 +39,14 @@ def answer(client: EngineClient, rid: int) -> dict:
 
 
 @pytest.fixture
-def replicas():
+def replicas(request):
+    """Two engine processes; their loads in float32 for a test marked fp32 (as the in-process one's)."""
     if ON_GPU:
         pytest.skip("two engine replicas on one GPU: an NCCL group takes one GPU per rank")
     pair = [EngineClient(timeout=120), EngineClient(timeout=120)]
+    if request.node.get_closest_marker("fp32") is not None:
+        for c in pair:
+            c.dtype = torch.float32
     yield pair
     for c in pair:
         if c.proc.poll() is None:
@@ -71,6 +75,7 @@ def weights(folder: str, kind: str) -> dict:
 
 
 @pytest.mark.parametrize("kind", ["full", "lora"])
+@pytest.mark.fp32
 def test_two_replicas_take_the_single_engine_step(eng, replicas, tiny_model, tmp_path, kind):
     samples = batch(eng, kind, tiny_model, tmp_path / "single")
     single = eng.update("p", 0, samples, tmp_path / "single")["result"]
@@ -174,6 +179,7 @@ def test_replicas_that_disagree_fail_loudly_and_save_nothing(eng, replicas, tiny
     assert all(d["ok"] for d in done) and done[0]["result"]["checksum"] == done[1]["result"]["checksum"], done
 
 
+@pytest.mark.fp32
 def test_a_sharded_optimizer_takes_the_single_engine_steps(eng, replicas, tiny_model, tmp_path):
     """shard_optimizer: each replica keeps AdamW's state for its part of the weights (torch's
     ZeroRedundancyOptimizer); two steps equal one engine's, and the checkpoint is one AdamW state,
