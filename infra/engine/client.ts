@@ -297,6 +297,8 @@ export interface UpdateResult {
   optimizer_steps?: number;
   /** MiB of AdamW state this engine holds (with shard_optimizer, its part); absent from older engines. */
   optimizer_state_mb?: number;
+  /** MiB of float32 master weights this engine keeps besides a bf16 policy's weights (sharded: its part); absent from older engines. */
+  masters_mb?: number;
   /** With behaviour_weight_cap: the mean weight after truncation, the largest before it, the share of tokens truncated. */
   is_weight_mean?: number;
   is_weight_max?: number;

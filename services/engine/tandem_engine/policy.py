@@ -31,7 +31,7 @@ from . import checkpoint
 from .errors import EngineError
 from .models import Backbone, load_pretrained
 from .ppo import behaviour_weights, policy_loss
-from .precision import Masters, as_float32, name
+from .precision import Masters, as_float32, clip_, name
 
 
 def lr_factor(step: int, warmup: int, total: int, min_ratio: float, warmup_start: str = "fraction") -> float:
@@ -169,19 +169,23 @@ class Policy:
         """The optimizer that takes this step. Without `shard_optimizer`: the policy's AdamW. With it:
         torch's ZeroRedundancyOptimizer over the same parameters, on the step's group; each replica
         keeps the AdamW state of its part of the parameters (assigned by size) and steps only those,
-        then the new weights are broadcast from their owners. The policy's AdamW then never steps (it
-        holds no state); it keeps the parameter groups the LR schedule writes."""
+        then the new weights are broadcast from their owners. A bf16 model's float32 masters are split
+        the same way: each replica keeps its part's only, and broadcasts their rounded weights
+        (precision.Masters.shard). The policy's AdamW then never steps (it holds no state); it keeps
+        the parameter groups the LR schedule writes."""
         sharded = bool(group and group.shard_optimizer)
         if sharded != (self.zero is not None) and (self.zero is not None or self.optimizer.state):
             raise EngineError("BadRequest", f"policy {self.key!r} was stepped {'with' if self.zero else 'without'} "
                               "shard_optimizer; unload and load it to change that")
         if sharded and self.zero is None:
-            from torch.distributed.optim import ZeroRedundancyOptimizer
+            from .replicas import owners, zero_optimizer
 
             o = self.optim
-            self.zero = ZeroRedundancyOptimizer(self.masters.params, optimizer_class=torch.optim.AdamW,
-                                                lr=o["lr"], betas=tuple(o["betas"]), eps=1e-8,
-                                                weight_decay=o["weight_decay"])
+            mixed = self.masters.mixed  # float32 masters of bf16 weights: each kept by its stepper only
+            self.zero = zero_optimizer(self.masters.params, sync_params=not mixed, lr=o["lr"],
+                                       betas=tuple(o["betas"]), eps=1e-8, weight_decay=o["weight_decay"])
+            if mixed:
+                self.masters.shard(owners(self.zero, self.masters.params), group.rank)
         if sharded:
             if self.zero.world_size != group.world:
                 raise EngineError("BadRequest", f"policy {self.key!r} shards its optimizer over {self.zero.world_size} "
@@ -199,14 +203,16 @@ class Policy:
                 g["lr"] = self.optimizer.param_groups[0]["lr"]
         return opt
 
-    def _write_weights(self, folder: str) -> None:
+    def _write_weights(self, folder: str, full_masters: list | None = None) -> None:
+        """The weights into a checkpoint's folder; `full_masters`: a sharded bf16 model's masters,
+        gathered (precision.Masters.gathered)."""
         model = self.backbone.model
         if self.kind == "full":
             out = os.path.join(folder, "model")
             if not self.masters.mixed:
                 model.save_pretrained(out)
             else:  # the float32 masters, so that a resumed run goes on with exactly these weights
-                model.save_pretrained(out, state_dict=self.masters.state_dict_of(model))
+                model.save_pretrained(out, state_dict=self.masters.state_dict_of(model, full_masters))
                 say_float32(os.path.join(out, "config.json"))
             self.backbone.tokenizer.save_pretrained(out)
             return
@@ -318,13 +324,14 @@ class Policy:
             # before it, and the share of tokens truncated.
             result.update(is_weight_mean=sums["is_weight"] / seen, is_weight_max=is_max,
                           is_truncated_fraction=sums["is_truncated"] / seen)
-        params = [p for g in opt.param_groups for p in g["params"]]
-        if group:
-            result["checksum"], result["replicas"] = group.check_identical(params), group.world
+        if group:  # the weights every replica holds (a sharded bf16 policy's masters are split)
+            result["checksum"] = group.check_identical([p for p, _ in self.masters.pairs])
+            result["replicas"] = group.world
         # What this engine holds of AdamW's state (with shard_optimizer, about 1/replicas of it).
         local = stepper.optim.state if stepper is not opt else opt.state
         result["optimizer_state_mb"] = sum(t.numel() * t.element_size() for st in local.values()
                                            for t in st.values() if torch.is_tensor(t)) / 2**20
+        result["masters_mb"] = self.masters.masters_bytes() / 2**20  # a bf16 model's float32 masters held here
         result["update_s"] = time.perf_counter() - started  # the steps, before the checkpoint is written
         if group:
             result["sync_s"] = group.sync_s  # of which in collectives with the other replicas
@@ -405,8 +412,7 @@ class Policy:
                         is_max[0] = max(is_max.item(), w_st["is_max"])
                     loss, st = policy_loss(new_logp, before, adv, mask, ref_logp=ref, num_tokens=n_tokens,
                                            num_seqs=n_seqs, behaviour_weight=weight, **loss_args)
-                    loss.backward()
-                    self.masters.add_grads()  # a bf16 model's gradients, accumulated in float32
+                    loss.backward()  # (a bf16 weight's gradient goes into its float32 one: precision.Masters)
                     sums["loss"] += loss.item()
                     sums["pg_loss"] += st["pg_loss"]
                     sums["kl"] += st["kl"] or 0.0
@@ -419,9 +425,9 @@ class Policy:
                 model.eval()
             yield
 
-        params = [p for g in opt.param_groups for p in g["params"]]
+        grads = self.masters.gradients(fill=bool(group))  # float32; with a group, zeros where none
         if group:
-            group.sum_grads(params)
+            group.sum_grads(grads)
             totals = group.sum_(torch.tensor(list(sums.values()), dtype=torch.float64))
             sums = dict(zip(sums, totals.tolist()))
             if behaviour_weight_cap is not None:
@@ -429,16 +435,20 @@ class Policy:
         mism = reduce_mismatch(mism, group)
         norm = None
         if n_tokens > 0:
-            total = torch.nn.utils.clip_grad_norm_(params, max_grad_norm if max_grad_norm > 0 else float("inf"))
+            total = clip_(grads, max_grad_norm if max_grad_norm > 0 else float("inf"))
             if torch.isfinite(total):
                 norm = total.item()
                 self.dirty = True  # from here on, memory differs from the last checkpoint
+                self.masters.to_optimizer()
                 if stepper is opt:
                     opt.step()
                 else:  # the sharded step broadcasts the new weights: a collective
                     group.collective("sharded optimizer step", stepper.step)
                 self.masters.copy_to_weights()  # a bf16 model's weights: the masters rounded
+                if self.masters.owner is not None:  # sharded masters: each weight from its stepper
+                    group.collective("weights broadcast", self.masters.broadcast_weights)
         opt.zero_grad(set_to_none=True)
+        self.masters.clear()
         return norm, {**sums, "is_max": is_max.item(), "mismatch": mism}
 
     def _save(self, root: str, version: int, result: dict, group, stepper) -> str:
@@ -448,13 +458,17 @@ class Policy:
         if not group:
             return checkpoint.save(root, version, self.kind, self._write_weights, self.optimizer, self.scheduler,
                                    self.rng, result)
+        full = None
         if stepper is not self.optimizer:
             group.collective("optimizer state gathering", lambda: stepper.consolidate_state_dict(to=0))
+            box: list = []
+            group.collective("masters gathering", lambda: box.append(self.masters.gathered(to=0)))
+            full = box[0]
         failure = None
         if group.rank == 0:
             try:
-                checkpoint.save(root, version, self.kind, self._write_weights, stepper, self.scheduler,
-                                self.rng, result)
+                checkpoint.save(root, version, self.kind, lambda folder: self._write_weights(folder, full), stepper,
+                                self.scheduler, self.rng, result)
             except Exception as e:  # noqa: BLE001 - the others must hear of it before it is raised
                 failure = e
         if not group.all_ok(failure is None):

@@ -104,21 +104,31 @@ def as_float32(params) -> None:
 
 class Masters:
     """The float32 weights AdamW steps, one per trained parameter: the parameter itself where it is
-    float32 already (a float32 model, a LoRA adapter), else a float32 copy made at load (`take`)."""
+    float32 already (a float32 model, a LoRA adapter), else a float32 copy made at load (`take`).
+
+    A bf16 parameter's gradient is added into a float32 gradient of its own as soon as the backward
+    pass has made it (a post-accumulate hook), and the bf16 gradient is dropped: micro-batches
+    accumulate in float32, and no bf16 gradient of the whole model is kept. Over replicas with a
+    sharded optimizer (`shard`), each replica keeps only the masters of the parameters whose AdamW
+    state it keeps, steps those, and broadcasts their rounded weights (`broadcast_weights`)."""
 
     def __init__(self, params: list[torch.nn.Parameter], masters: dict[int, torch.Tensor] | None = None):
         """`masters`: id(param) -> its float32 weights, for the parameters that are not float32."""
         masters = masters or {}
         self.pairs = []
-        for p in params:
+        self.grads: dict[int, torch.Tensor] = {}  # pair index -> float32 gradient of a bf16 parameter
+        self.owner: list[int] | None = None  # sharded: the replica keeping each pair's master
+        self.rank = 0
+        for i, p in enumerate(params):
             if p.dtype == torch.float32:
                 self.pairs.append((p, p))
-            else:
-                m = masters.get(id(p))
-                if m is None:
-                    raise EngineError("LoadError", f"a {name(p.dtype)} parameter of shape {tuple(p.shape)} has no "
-                                      "float32 master (load the model in float32, then `take`)")
-                self.pairs.append((p, torch.nn.Parameter(m, requires_grad=True)))
+                continue
+            m = masters.get(id(p))
+            if m is None:
+                raise EngineError("LoadError", f"a {name(p.dtype)} parameter of shape {tuple(p.shape)} has no "
+                                  "float32 master (load the model in float32, then `take`)")
+            self.pairs.append((p, torch.nn.Parameter(m, requires_grad=True)))
+            p.register_post_accumulate_grad_hook(self._accumulate(i))
 
     @staticmethod
     def take(model, dtype: torch.dtype) -> dict[int, torch.Tensor]:
@@ -130,6 +140,17 @@ class Masters:
         as_dtype(model, dtype)
         return masters
 
+    def _accumulate(self, i: int):
+        def hook(p: torch.Tensor) -> None:
+            g = self.grads.get(i)
+            if g is None:
+                self.grads[i] = p.grad.float()
+            else:
+                g.add_(p.grad)
+            p.grad = None
+
+        return hook
+
     @property
     def params(self) -> list[torch.nn.Parameter]:
         """What the optimizer steps."""
@@ -139,29 +160,97 @@ class Masters:
     def mixed(self) -> bool:
         return any(p is not m for p, m in self.pairs)
 
-    def add_grads(self) -> None:
-        """After a micro-batch's backward: each low-precision gradient added into its master's float32
-        gradient (so that micro-batches accumulate in float32), and dropped."""
-        for p, m in self.pairs:
-            if p is m or p.grad is None:
-                continue
-            g = p.grad.float()
-            m.grad = g if m.grad is None else m.grad.add_(g)
-            p.grad = None
+    def _held(self, i: int) -> bool:
+        return self.owner is None or self.owner[i] == self.rank
+
+    def gradients(self, fill: bool) -> list[torch.Tensor]:
+        """Every trained parameter's float32 gradient, in order; `fill`: zeros where it has none (a
+        replica's share of a step), else those are left out."""
+        out = []
+        for i, (p, m) in enumerate(self.pairs):
+            g = p.grad if p is m else self.grads.get(i)
+            if g is None and fill:
+                g = torch.zeros(p.shape, dtype=torch.float32, device=p.device)
+                if p is m:
+                    p.grad = g
+                else:
+                    self.grads[i] = g
+            if g is not None:
+                out.append(g)
+        return out
+
+    def to_optimizer(self) -> None:
+        """Before the optimizer step: the masters it steps hold their float32 gradients."""
+        for i, (p, m) in enumerate(self.pairs):
+            if p is not m and self._held(i):
+                m.grad = self.grads.get(i)
+
+    def clear(self) -> None:
+        self.grads.clear()
 
     @torch.no_grad()
     def copy_to_weights(self) -> None:
-        """After an optimizer step: each weight its master rounded to the weight's dtype."""
-        for p, m in self.pairs:
-            if p is not m:
+        """After an optimizer step: each weight its master rounded to the weight's dtype (sharded: the
+        masters this replica keeps; `broadcast_weights` brings the others')."""
+        for i, (p, m) in enumerate(self.pairs):
+            if p is not m and self._held(i):
                 p.copy_(m)
 
-    def state_dict_of(self, model) -> dict[str, torch.Tensor]:
+    def shard(self, owner: list[int], rank: int) -> None:
+        """Keep only the masters replica `rank` steps (`owner`: the replica of each pair): the others'
+        float32 copies are freed."""
+        self.owner, self.rank = owner, rank
+        for i, (p, m) in enumerate(self.pairs):
+            if p is not m and not self._held(i):
+                m.data = torch.empty(0, dtype=m.dtype, device=m.device)
+
+    def broadcast_weights(self) -> None:
+        """Sharded, after a step: every weight from the replica that stepped its master (a collective)."""
+        import torch.distributed as dist
+
+        for i, (p, m) in enumerate(self.pairs):
+            if p is not m:
+                dist.broadcast(p.data, src=self.owner[i])
+
+    def masters_bytes(self) -> int:
+        """Bytes of the float32 masters this engine keeps besides the weights."""
+        return sum(m.numel() * m.element_size() for p, m in self.pairs if p is not m)
+
+    def gathered(self, to: int = 0) -> list[torch.Tensor] | None:
+        """Sharded: every master, on the CPU of replica `to` (None on the others), one at a time from
+        its owner (a collective). Not sharded: None."""
+        if self.owner is None:
+            return None
+        import torch.distributed as dist
+
+        out = []
+        for i, (p, m) in enumerate(self.pairs):
+            if p is m:
+                out.append(m.detach())
+                continue
+            buf = m.detach() if self._held(i) else torch.empty(p.shape, dtype=torch.float32, device=p.device)
+            dist.broadcast(buf, src=self.owner[i])  # (gloo and NCCL have no gather of one tensor to one rank)
+            out.append(buf.cpu() if self.rank == to else None)
+        return out if self.rank == to else None
+
+    def state_dict_of(self, model, full: list[torch.Tensor] | None = None) -> dict[str, torch.Tensor]:
         """The model's state dict with each trained weight replaced by its float32 master (tied weights
-        stay one tensor) and the other floating-point entries in float32: what a checkpoint holds."""
-        by_id = {id(p): m.detach() for p, m in self.pairs}
+        stay one tensor) and the other floating-point entries in float32: what a checkpoint holds.
+        `full`: the masters as `gathered` returned them (sharded)."""
+        masters = full if full is not None else [m.detach() for _, m in self.pairs]
+        by_id = {id(p): t for (p, _), t in zip(self.pairs, masters)}
         out = {}
         for k, t in model.state_dict(keep_vars=True).items():
             m = by_id.get(id(t))
             out[k] = m if m is not None else (t.detach().float() if t.is_floating_point() else t.detach())
         return out
+
+
+def clip_(grads: list[torch.Tensor], max_norm: float) -> torch.Tensor:
+    """torch.nn.utils.clip_grad_norm_ on gradient tensors themselves (a sharded master may have none
+    to hold its gradient): scales them in place to a total 2-norm of at most max_norm; -> the norm
+    before. The same arithmetic as clip_grad_norm_ on one device."""
+    total = torch.nn.utils.get_total_norm(grads)
+    if grads:
+        torch._foreach_mul_(grads, torch.clamp(max_norm / (total + 1e-6), max=1.0).to(grads[0].device))
+    return total

@@ -112,19 +112,17 @@ class StepGroup:
         t.copy_(dev)
         return t
 
-    def sum_grads(self, params: list[torch.nn.Parameter]) -> None:
-        """Sums the parameters' gradients over the replicas (a missing gradient counts as zero), in
-        flat buckets: one collective per bucket rather than one per tensor."""
-        for p in params:
-            if p.grad is None:
-                p.grad = torch.zeros_like(p)
-        for bucket in buckets(params):
-            flat = torch.cat([p.grad.reshape(-1) for p in bucket])
+    def sum_grads(self, grads: list[torch.Tensor]) -> None:
+        """Sums gradients over the replicas, in place (every replica holds every trained parameter's:
+        precision.Masters.gradients), in flat buckets: one collective per bucket rather than one per
+        tensor."""
+        for bucket in buckets(grads):
+            flat = torch.cat([g.reshape(-1) for g in bucket])
             self._all_reduce("gradient all-reduce", flat)
             offset = 0
-            for p in bucket:
-                p.grad.copy_(flat[offset: offset + p.numel()].view_as(p.grad))
-                offset += p.numel()
+            for g in bucket:
+                g.copy_(flat[offset: offset + g.numel()].view_as(g))
+                offset += g.numel()
 
     def check_identical(self, params: list[torch.nn.Parameter]) -> str:
         """Compares the replicas' weights by a checksum; raises ReplicaMismatch if any differs.
@@ -175,8 +173,31 @@ def serve_store(host: str, port: int, timeout: datetime.timedelta) -> dist.TCPSt
     return _servers[key]
 
 
-def buckets(params: list[torch.nn.Parameter]):
-    """Consecutive runs of parameters of at most BUCKET_ELEMENTS elements (a larger one alone)."""
+def zero_optimizer(params: list[torch.nn.Parameter], sync_params: bool, **adamw):
+    """torch's ZeroRedundancyOptimizer with AdamW over `params`: each replica keeps and steps the state
+    of its part. `sync_params` False: the stepped parameters are not broadcast (float32 masters that
+    stay with the replica that steps them; precision.Masters broadcasts the rounded weights instead)."""
+    from torch.distributed.optim import ZeroRedundancyOptimizer
+
+    class Zero(ZeroRedundancyOptimizer):
+        def _sync_params(self):
+            if sync_params:
+                super()._sync_params()
+
+    return Zero(params, optimizer_class=torch.optim.AdamW, **adamw)
+
+
+def owners(zero, params: list[torch.nn.Parameter]) -> list[int]:
+    """The replica whose ZeroRedundancyOptimizer steps each of `params`: its partition, which every
+    replica computes alike from the parameters' sizes (no collective: a replica loaded again makes its
+    optimizer at a step where the others have theirs already). (ZeroRedundancyOptimizer's own map,
+    `_param_to_rank`, is not public.)"""
+    rank_of = zero._param_to_rank
+    return [rank_of[p] for p in params]
+
+
+def buckets(params: list[torch.Tensor]):
+    """Consecutive runs of tensors of at most BUCKET_ELEMENTS elements (a larger one alone)."""
     bucket, size = [], 0
     for p in params:
         if bucket and size + p.numel() > BUCKET_ELEMENTS:

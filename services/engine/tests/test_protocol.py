@@ -61,7 +61,7 @@ def test_round_trip(engine, tiny_model, tmp_path):
     assert set(result) == {"version", "replayed", "loss", "pg_loss", "kl", "clip_fraction", "approx_kl", "entropy",
                            "grad_norm", "skipped_step", "tokens", "samples", "logprob_gap", "lr", "update_s", "optimizer_state_mb", "optimizer_steps",
                            "rollout_weight_mean", "rollout_weight_std", "rollout_weight_min", "rollout_weight_max",
-                           "dtype", "dtype_note", "checkpoint"}
+                           "dtype", "dtype_note", "masters_mb", "checkpoint"}
     assert result["version"] == 1 and result["replayed"] is False and result["samples"] == 3
     replay = engine.ok("update", policy="run/tool", from_version=0, samples=[], checkpoint_root=str(tmp_path / "tool"),
                        **UPDATE)

@@ -250,3 +250,48 @@ def test_replicas_take_the_same_number_of_ppo_steps(eng, replicas, tiny_model, t
     r0, r1 = (d["result"] for d in done)
     assert r0["optimizer_steps"] == r1["optimizer_steps"] == 6 and r0["checksum"] == r1["checksum"]
     assert r0["samples"] == 8 and r0["clip_fraction"] == r1["clip_fraction"] > 0
+
+
+def test_sharded_bf16_masters_step_as_whole_ones_and_each_replica_keeps_its_part(eng, tmp_path, tiny_model):
+    """A bf16 full policy over two replicas: with shard_optimizer each keeps the float32 masters (and
+    AdamW's state) of its part of the weights only, steps those, and broadcasts their rounded bf16
+    weights; two steps, a replica loaded again from the checkpoint between them, end on the same
+    masters, bit for bit, as two replicas that each keep all of them."""
+    if ON_GPU:
+        pytest.skip("two engine replicas on one GPU: an NCCL group takes one GPU per rank")
+    samples = batch(eng, "full", tiny_model, tmp_path / "gen")
+    out = {}
+    for sharded in (False, True):
+        pair = [EngineClient(timeout=120), EngineClient(timeout=120)]
+        try:
+            for c in pair:
+                c.dtype = torch.bfloat16
+            shared = tmp_path / f"sharded-{sharded}"
+            for c in pair:
+                assert load(c, "full", tiny_model, shared)["dtype"] == "bfloat16"
+            store = f"127.0.0.1:{free_port()}"
+            for version in (0, 1):
+                if version == 1:  # rank 1 again from v1: its masters and AdamW state from the checkpoint
+                    pair[1].ok("unload", policy="p")
+                    assert load(pair[1], "full", tiny_model, shared)["version"] == 1
+                group = {"world_size": 2, "store": store, "group": f"s{sharded}/v{version}", **TIMEOUTS,
+                         "shard_optimizer": sharded}
+                ids = [send(c, "update", policy="p", from_version=version, samples=samples[4 * r: 4 * r + 4],
+                            checkpoint_root=str(shared), distributed={**group, "rank": r}, **UPDATE)
+                       for r, c in enumerate(pair)]
+                done = [answer(c, i) for c, i in zip(pair, ids)]
+                assert all(d["ok"] for d in done), done
+                r0, r1 = (d["result"] for d in done)
+                assert r0["checksum"] == r1["checksum"] and r0["dtype"] == "bfloat16"
+            out[sharded] = (r0, r1, weights(r0["checkpoint"], "full"))
+        finally:
+            for c in pair:
+                c.close()
+    (w0, w1, whole), (s0, s1, split) = out[False], out[True]
+    assert w0["grad_norm"] == s0["grad_norm"] and w0["loss"] == s0["loss"]
+    assert all(t.dtype == torch.float32 for t in split.values())
+    assert whole.keys() == split.keys() and all(torch.equal(whole[k], split[k]) for k in whole)
+    # Each sharded replica keeps a part of the masters (whole tensors, assigned by size), together all.
+    held = [s0["masters_mb"], s1["masters_mb"]]
+    assert sum(held) == pytest.approx(w0["masters_mb"]) and max(held) < 0.75 * sum(held), held
+    assert w0["masters_mb"] == w1["masters_mb"] > 0
