@@ -7,7 +7,8 @@ Each run is a fresh process (`--child DTYPE`), float32 and bfloat16 alternating 
 the model as one full policy in that dtype and times, in this order:
   generate: --prompts Plan-Path prompts x --n rows, --tokens new tokens each (no stop), after a 2-token warm-up;
   update:   one PPO step (engine_common.UPDATE) on --samples samples of --response random tokens on
-            those prompts, after one untimed update (first-call allocations);
+            those prompts, after one untimed update (first-call allocations): the engine's update_s
+            (forward, backward, AdamW), and apart from it the checkpoint's writing;
 and reports the process's peak RSS (VmHWM). It prints and writes the ratios bf16 / fp32 (tokens/s,
 update time, peak memory) with the CPU's bf16 flags into its section of bench/RESULTS.md. On a CPU
 without bf16 units bf16 runs emulated (TANDEM_ALLOW_EMULATED_BF16=1, which this bench sets): the
@@ -17,7 +18,6 @@ section says so, and its ratio says what `auto` avoids there.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import tempfile
 import time
@@ -51,8 +51,9 @@ def child(dtype: str, path: str, args) -> dict:
     t0 = time.perf_counter()
     r = ec.update(eng, "p", 1, samples, root)
     update_s = time.perf_counter() - t0
-    return {"dtype": loaded["dtype"], "gen_tok_s": len(msgs) * args.n * args.tokens / gen_s, "update_s": update_s,
-            "update_step_s": r["update_s"], "hwm_mb": ec.status_mb("VmHWM"), "threads": torch.get_num_threads()}
+    # update_s: the step (forward, backward, AdamW); the rest of the op writes the checkpoint.
+    return {"dtype": loaded["dtype"], "gen_tok_s": len(msgs) * args.n * args.tokens / gen_s, "update_s": r["update_s"],
+            "checkpoint_s": update_s - r["update_s"], "hwm_mb": ec.status_mb("VmHWM"), "threads": torch.get_num_threads()}
 
 
 def main() -> None:
@@ -74,29 +75,31 @@ def main() -> None:
     units = bool(flags & set(precision.BF16_FLAGS))
     argv = ["--prompts", str(args.prompts), "--n", str(args.n), "--tokens", str(args.tokens),
             "--samples", str(args.samples), "--response", str(args.response)]
-    env = {"TANDEM_ALLOW_EMULATED_BF16": "1", "TANDEM_TORCH_THREADS": os.environ.get("TANDEM_TORCH_THREADS", "1")}
+    env = {"TANDEM_ALLOW_EMULATED_BF16": "1"}
     runs: dict[str, list[dict]] = {d: [] for d in DTYPES}
     for i in range(args.repeat):
         for d in DTYPES:
             ec.wait_idle()
             runs[d].append(ec.run_child(__file__, d, path, argv, env))
             r = runs[d][-1]
-            print(f"  run {i + 1} {d}: generate {r['gen_tok_s']:.1f} tok/s, update {r['update_s']:.2f} s, "
+            print(f"  run {i + 1} {d}: generate {r['gen_tok_s']:.1f} tok/s, update step {r['update_s']:.2f} s, "
                   f"peak {r['hwm_mb']:.0f} MiB", flush=True)
-    med = {d: {k: statistics.median(r[k] for r in runs[d]) for k in ("gen_tok_s", "update_s", "hwm_mb")} for d in DTYPES}
+    med = {d: {k: statistics.median(r[k] for r in runs[d]) for k in ("gen_tok_s", "update_s", "checkpoint_s", "hwm_mb")}
+           for d in DTYPES}
     ratio = {k: med["bfloat16"][k] / med["float32"][k] for k in ("gen_tok_s", "update_s", "hwm_mb")}
     lines = [
-        f"Machine: {ec.machine()}; bf16 flags: {', '.join(f for f in FLAGS if f in flags) or 'none of ' + ', '.join(FLAGS)}"
+        f"Machine: {ec.machine()}; CPU flags: {', '.join(f for f in FLAGS if f in flags) or 'none of ' + ', '.join(FLAGS)}"
         f" ({'bf16 units' if units else 'no bf16 units: bf16 runs emulated'}); {runs['float32'][0]['threads']} torch thread(s).",
         f"Model: {desc}. Generate: {args.prompts} prompts x {args.n} rows x {args.tokens} new tokens; update: one PPO "
         f"step on {args.samples} samples of {args.response} response tokens. Each run a fresh process, float32 and "
         f"bfloat16 alternating, {args.repeat} each; medians.",
         "",
-        "| dtype | generate tok/s | update s | peak RSS MiB |",
-        "|---|---|---|---|",
-        *[f"| {d} | {med[d]['gen_tok_s']:.1f} | {med[d]['update_s']:.2f} | {med[d]['hwm_mb']:.0f} |" for d in DTYPES],
+        "| dtype | generate tok/s | update step s | its checkpoint s | peak RSS MiB |",
+        "|---|---|---|---|---|",
+        *[f"| {d} | {med[d]['gen_tok_s']:.1f} | {med[d]['update_s']:.2f} | {med[d]['checkpoint_s']:.2f} | "
+          f"{med[d]['hwm_mb']:.0f} |" for d in DTYPES],
         f"| bf16 / fp32 | **{ratio['gen_tok_s']:.2f}x** | {ratio['update_s']:.2f}x the time "
-        f"(**{1 / ratio['update_s']:.2f}x** the speed) | {ratio['hwm_mb']:.2f}x |",
+        f"(**{1 / ratio['update_s']:.2f}x** the speed) | | {ratio['hwm_mb']:.2f}x |",
         "",
         "Runs: " + "; ".join(f"{d} " + ", ".join(f"{r['gen_tok_s']:.1f} tok/s / {r['update_s']:.2f} s" for r in runs[d])
                             for d in DTYPES) + ".",

@@ -6,8 +6,9 @@
   (avx512_bf16 or amx_bf16); float32 elsewhere, and the engine says why once in its log and in the
   load's answer (`dtype_note`), which `tandem status` shows.
 * bfloat16 on a CPU without those units is refused, naming the missing flags: it would run emulated,
-  about 20-30x slower than float32 (bench/RESULTS.md). TANDEM_ALLOW_EMULATED_BF16=1 allows it: the
-  engine's tests run the GPU's dtype path that way on any CPU.
+  several times slower than float32 (SmolLM2 on an AMD EPYC without them: generation 3x, the update
+  step 10x; bench/RESULTS.md, engine_dtype). TANDEM_ALLOW_EMULATED_BF16=1 allows it: the engine's
+  tests run the GPU's dtype path that way on any CPU.
 
 Mixed precision (what a bf16 policy trains with):
 
