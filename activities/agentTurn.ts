@@ -28,7 +28,7 @@ export interface AgentTurnInput {
   maxNewTokens: number;
   /** training.max_prompt_length and training.truncation (absent in turns scheduled before they existed: no limit). */
   maxPromptTokens?: number;
-  truncation?: 'error' | 'left';
+  truncation?: 'keep_system' | 'left' | 'error';
   seed: number;
   /** Publish the token-level records for an update (false for evaluation turns). */
   record: boolean;
@@ -47,6 +47,8 @@ export interface CandidateText {
   responseTokens: number;
   /** The version that generated it (absent in turns recorded before it was returned: the turn's policyVersion). */
   policyVersion?: number;
+  /** Its prompt was cut (training.truncation) from this many tokens to maxPromptTokens; absent: whole. */
+  promptTruncatedFrom?: number;
 }
 
 /**
@@ -60,7 +62,7 @@ function forGood(err: unknown, input: AgentTurnInput): unknown {
   if (err.type === 'PromptTooLong')
     return ApplicationFailure.nonRetryable(
       `${input.agent}'s prompt in ${turn}: ${err.message} by training.max_prompt_length ` +
-        `(training.truncation: error; raise max_prompt_length, or set truncation to left to keep the prompt's last tokens)`,
+        `(training.truncation: error; raise max_prompt_length, or set truncation to keep_system or left to cut the prompt)`,
       'PromptTooLong',
     );
   if (err.type === 'KvCacheTooSmall')
@@ -104,7 +106,7 @@ export function createAgentTurnActivities(deps: AgentTurnDeps) {
       const { results } = await deps.engine
         .request<{ results: GenerateResult[] }>('generate', { requests: [request] }, Context.current().cancellationSignal)
         .catch((err) => Promise.reject(forGood(offPolicy(err), input)));
-      const { samples, version } = results[0];
+      const { samples, version, truncated_from: cutFrom } = results[0];
       // A retried attempt samples afresh under new ids; the old attempt's records are never
       // scored, so the update's join by sample id leaves them out.
       const attempt = activityInfo().attempt;
@@ -134,6 +136,7 @@ export function createAgentTurnActivities(deps: AgentTurnDeps) {
         finishReason: c.finish_reason,
         responseTokens: c.response_ids.length,
         policyVersion: version,
+        ...(typeof cutFrom === 'number' ? { promptTruncatedFrom: cutFrom } : {}),
       }));
     },
   };

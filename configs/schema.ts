@@ -68,10 +68,12 @@ const trainingSchema = z
     // Tandem: how many held-out problems an evaluation plays (validation seeds, envs/shared/seeds.ts).
     val_problems: z.number().int().min(1).default(16),
     max_prompt_length: z.number().int().min(16).default(2048),
-    // Tandem (the reference's data.truncation): a prompt longer than max_prompt_length (chat
-    // template applied) fails its episode (error), or keeps only its last max_prompt_length
-    // tokens (left).
-    truncation: z.enum(['error', 'left']).default('error'),
+    // A prompt longer than max_prompt_length (chat template applied): keep_system, the reference's
+    // rollout (PettingLLMs convert_prompt_to_dpr), keeps the system prompt and the last tokens
+    // that fit; left keeps only the last max_prompt_length tokens; error fails the run (verl's
+    // data.truncation default). A cut prompt is recorded with its turn (TurnGroupScored's
+    // promptTruncated) and counted per episode, iteration and evaluation.
+    truncation: z.enum(['keep_system', 'left', 'error']).default('keep_system'),
     max_response_length: z.number().int().min(1).default(256),
     lora_rank: z.number().int().min(0).optional(),
     lora_alpha: z.number().min(0).optional(),

@@ -31,6 +31,8 @@ export interface EvaluationResult {
   episodes: number;
   successRate: number;
   meanTurns: number;
+  /** Episodes with a prompt cut to training.max_prompt_length (absent on older events: none counted). */
+  truncatedEpisodes?: number;
   /** Mean reward of the chosen candidates per agent, and per agent and turn (null: the agent never acted at that turn). */
   rewardByAgent: Record<string, number>;
   rewardByAgentTurn: Record<string, (number | null)[]>;
@@ -84,6 +86,11 @@ export type TandemEvent =
       handoff?: unknown;
       /** and the messages the agent was shown (the same for all K candidates). */
       prompt?: ChatMessage[];
+      /**
+       * The rendered prompt was longer than training.max_prompt_length and was cut (training.truncation
+       * keep_system or left): from `tokens` to `limit`. Absent: it fitted.
+       */
+      promptTruncated?: { tokens: number; limit: number; truncation: 'keep_system' | 'left'; reason: string };
     }
   | {
       type: 'EpisodeFinished';
@@ -96,6 +103,8 @@ export type TandemEvent =
       rewardByAgent: Record<string, number>;
       /** Audit content: the env state after the last chosen candidate (absent on older events). */
       finalState?: unknown;
+      /** Turns whose prompt was cut (their TurnGroupScored events say how); absent: none. */
+      promptsTruncated?: number;
     }
   | {
       type: 'UpdateApplied';
@@ -148,6 +157,8 @@ export type TandemEvent =
       episodes: number;
       successRate: number;
       rewardByAgent: Record<string, number>;
+      /** Episodes with a prompt cut to training.max_prompt_length (absent on older events). */
+      truncatedEpisodes?: number;
     }
   | { type: 'RunFinished'; runId: string; iterations: number; reason: 'completed' | 'stopped' };
 

@@ -12,18 +12,24 @@ export interface EpisodeSummary {
   turnRewards: { turn: number; agent: string; reward: number }[];
   /** Scored samples published, per policy: what the update must find in Kafka. */
   samplesByPolicy: Record<string, number>;
+  /** Turns whose prompt was cut to training.max_prompt_length (training.truncation); absent: none. */
+  promptsTruncated?: number;
 }
 
 export function mean(xs: number[]): number {
   return xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length;
 }
 
-/** Over a set of episodes: the share that succeeded, and each agent's mean reward (over the episodes it acted in). */
-export function episodeStats(episodes: EpisodeSummary[]): { successRate: number; rewardByAgent: Record<string, number> } {
+/**
+ * Over a set of episodes: the share that succeeded, each agent's mean reward (over the episodes it
+ * acted in), and how many had a prompt cut to training.max_prompt_length.
+ */
+export function episodeStats(episodes: EpisodeSummary[]): { successRate: number; rewardByAgent: Record<string, number>; truncatedEpisodes: number } {
   const agents = [...new Set(episodes.flatMap((e) => Object.keys(e.rewardByAgent)))];
   return {
     successRate: mean(episodes.map((e) => (e.success ? 1 : 0))),
     rewardByAgent: Object.fromEntries(agents.map((a) => [a, mean(episodes.filter((e) => a in e.rewardByAgent).map((e) => e.rewardByAgent[a]))])),
+    truncatedEpisodes: episodes.filter((e) => (e.promptsTruncated ?? 0) > 0).length,
   };
 }
 

@@ -132,6 +132,15 @@ export async function episode(input: EpisodeInput): Promise<EpisodeSummary> {
   );
 
   const rewardByAgent = Object.fromEntries(Object.entries(played.chosenRewards).map(([a, rs]) => [a, mean(rs)]));
+  // A prompt cut to max_prompt_length (training.truncation keep_system or left): recorded with its turn.
+  const { max_prompt_length: limit, truncation } = cfg.training;
+  const cut = (g: (typeof groups)[number]) => {
+    const tokens = g.candidates[0]?.promptTruncatedFrom;
+    if (tokens === undefined || truncation === 'error') return {};
+    const kept = truncation === 'keep_system' ? 'the system prompt (when shorter than the limit) and the last tokens' : 'the last tokens';
+    return { promptTruncated: { tokens, limit, truncation, reason: `the prompt has ${tokens} tokens, more than the ${limit} of training.max_prompt_length; kept ${kept} (training.truncation ${truncation})` } };
+  };
+  const promptsTruncated = groups.filter((g) => g.candidates[0]?.promptTruncatedFrom !== undefined).length;
   const events: TandemEvent[] = [
     ...groups.map((g): TandemEvent => ({
       type: 'TurnGroupScored',
@@ -159,8 +168,9 @@ export async function episode(input: EpisodeInput): Promise<EpisodeSummary> {
       state: g.state,
       handoff: g.handoff,
       prompt: g.prompt,
+      ...cut(g),
     })),
-    { type: 'EpisodeFinished', runId, iteration, episodeId, success: played.success, turns: played.turns, rewardByAgent, finalState: played.finalState },
+    { type: 'EpisodeFinished', runId, iteration, episodeId, success: played.success, turns: played.turns, rewardByAgent, finalState: played.finalState, ...(promptsTruncated ? { promptsTruncated } : {}) },
   ];
   const published = phase === 'train' ? samples : [];
   // Episodes started before the closing became a local activity replay with the activity.
@@ -170,7 +180,7 @@ export async function episode(input: EpisodeInput): Promise<EpisodeSummary> {
   const samplesByPolicy: Record<string, number> = {};
   for (const s of published) samplesByPolicy[s.policy] = (samplesByPolicy[s.policy] ?? 0) + 1;
   const turnRewards = played.groups.map((g) => ({ turn: g.turn, agent: g.agent, reward: g.scored[g.chosen].reward }));
-  return { episodeId, success: played.success, turns: played.turns, rewardByAgent, turnRewards, samplesByPolicy };
+  return { episodeId, success: played.success, turns: played.turns, rewardByAgent, turnRewards, samplesByPolicy, ...(promptsTruncated ? { promptsTruncated } : {}) };
 }
 
 /** The opening of an episode started without one (by a parent recorded before parents opened their episodes). */

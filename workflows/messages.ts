@@ -28,6 +28,8 @@ export interface IterationSummary {
   >;
   /** Workflow time from the iteration's start to its end, minus the time it spent paused. */
   durationMs: number;
+  /** Episodes with a prompt cut to training.max_prompt_length (absent in older runs). */
+  truncatedEpisodes?: number;
 }
 
 /** One evaluation of the run's policies on held-out problems (workflows/evaluate.ts). */

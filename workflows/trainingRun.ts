@@ -216,6 +216,7 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
       episodes: summary.episodes,
       successRate: summary.successRate,
       rewardByAgent: summary.rewardByAgent,
+      truncatedEpisodes: summary.truncatedEpisodes,
     });
     state.recent = [...state.recent, summary].slice(-RECENT_ITERATIONS);
     state.iteration = it + 1;

@@ -1,13 +1,14 @@
 // The learning bench's report: from a results file's runs, the Markdown section for
-// bench/RESULTS.md (the tuning table, the table of rows on test problems, the paired contrasts
-// named in advance with Holm's correction and their minimum detectable effects) and the learning
-// curves as a PNG beside the results file.
+// bench/RESULTS.md (the tuning table, the table of rows on test problems, sampled and greedy, with
+// each row's area under its validation curve, the paired contrasts named in advance with Holm's
+// correction and their minimum detectable effects) and the learning curves as a PNG beside the
+// results file.
 import { writeFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { chartPng } from '../../services/report/png.js';
 import type { RunResult, Settings } from './resultsFile.js';
 import { CONTRASTS, type Family, type Row, type Suite } from './rows.js';
-import { holm, interval, mean, pairedContrast } from './stats.js';
+import { curveArea, holm, interval, mean, pairedContrast } from './stats.js';
 
 export interface ReportInput {
   suite: Suite;
@@ -23,7 +24,8 @@ const pts = (x: number) => (Number.isFinite(x) ? (100 * x).toFixed(1) : '-');
 const ALPHA = 0.05;
 
 function command(s: Settings, stamp: string): string {
-  const parts = [`--stamp ${stamp}`, `--suite ${s.suite}`, ...(s.preset ? [`--preset ${s.preset}`] : []), `--iterations ${s.iterations}`, `--batch ${s.batch}`];
+  const parts = [`--stamp ${stamp}`, `--suite ${s.suite}`, ...(s.preset ? [`--preset ${s.preset}`] : []), ...(s.evalOn !== 'test' ? [`--eval-on ${s.evalOn}`] : []), `--iterations ${s.iterations}`, `--batch ${s.batch}`];
+  if (s.lr) parts.push(`--lr ${Object.entries(s.lr).map(([f, v]) => `${f}=${v}`).join(',')}`);
   if (s.map !== null) parts.push(`--map ${s.map}`);
   parts.push(`--test-problems ${s.testProblems}`, `--test-samples ${s.testSamples}`, `--curve-every ${s.curveEvery}`, `--curve-problems ${s.curveProblems}`);
   if (s.set.length) parts.push(`--set ${s.set.join(',')}`);
@@ -59,8 +61,9 @@ export function report(input: ReportInput): string {
   out.push(`## learning: ${suite.name}${settings.preset ? `, ${settings.preset} preset` : ''} (${dates.length ? `${dates[0]}${dates.at(-1) !== dates[0] ? ` to ${dates.at(-1)}` : ''}` : 'no runs yet'})`, '');
   out.push(`\`${command(settings, stamp)}\`; results: \`bench/learning/results/${stamp}.jsonl\`.`);
   out.push(`What: ${suite.caption}${settings.map !== null ? `, map ${settings.map}x${settings.map}` : ', map and turns as in the configs'}${settings.preset ? `, with configs/${suite.dir.split('/')[1]}/${settings.preset}.preset.yaml` : ''}${settings.set.length ? `, overrides ${settings.set.join(', ')}` : ''}.`);
-  out.push(`Training: ${settings.iterations} iterations of ${settings.batch} problems per row and seed (seed s trains on problems from training.seed = s x 1,000,000), each config's own update settings at its family's learning rate: full ${rates.full.lr} (${rates.full.source}), lora ${rates.lora.lr} (${rates.lora.source}).`);
-  out.push(`Evaluation: ${settings.testProblems} test problems (seeds never used for tuning) each played ${settings.testSamples} times with the configs' val_llm_config; every row of a seed plays the same problems with the same sampling seeds. One evaluation's standard error at 50%: ${(100 * Math.sqrt(0.25 / (settings.testProblems * settings.testSamples))).toFixed(1)} points.`);
+  out.push(`Training: ${settings.iterations} iterations of ${settings.batch} problems per row and seed (seed s trains on problems from training.seed = s x 1,000,000${suite.name.startsWith('smollm2-arith') ? ', in its own training file' : ''}), each config's own update settings at its family's learning rate: ${[...new Set(rows.map((r) => r.family))].map((f) => `${f} ${rates[f].lr} (${rates[f].source})`).join(', ')}. Every run's resolved config is in its line of the results file.`);
+  const held = settings.evalOn === 'test' ? 'test problems (seeds never used for tuning)' : 'validation problems (choosing the task: no RL row plays them finally)';
+  out.push(`Evaluation: ${settings.testProblems} ${held} each played ${settings.testSamples} times with the configs' val_llm_config (sampled: the primary figure, which the contrasts test), then once greedily (temperature 0); every row of a seed plays the same problems with the same sampling seeds. One evaluation's standard error at 50%: ${(100 * Math.sqrt(0.25 / (settings.testProblems * settings.testSamples))).toFixed(1)} points sampled, ${(100 * Math.sqrt(0.25 / settings.testProblems)).toFixed(1)} greedy.`);
   out.push(`Machine: ${machines.join('; ') || '-'}, no GPU. Commits: ${commits.join(', ') || '-'}.`, '');
 
   if (tuned.length) {
@@ -76,19 +79,23 @@ export function report(input: ReportInput): string {
   }
 
   const reference = suite.reference ?? {};
-  out.push('| method | level | lr | test success per seed | mean | 95% interval | iterations | sampled tokens per seed | wall min | reference, Qwen3-1.7B |', '|---|---|---|---|---|---|---|---|---|---|');
+  const where = settings.evalOn === 'test' ? 'test' : 'validation';
+  out.push(`| method | level | lr | ${where} success per seed, sampled | mean | 95% interval | greedy per seed | greedy mean | curve area | iterations | sampled tokens per seed | wall min | reference, Qwen3-1.7B |`, '|---|---|---|---|---|---|---|---|---|---|---|---|---|');
   for (const row of rows) {
     const runs = finals.get(row.id)!;
     if (!runs.length) {
-      out.push(`| ${row.label} | ${row.level} | ${rateOf(row) ?? '-'} | (not run yet) | | | | | | ${reference[row.id] !== undefined ? `${reference[row.id]}%` : '-'} |`);
+      out.push(`| ${row.label} | ${row.level} | ${rateOf(row) ?? '-'} | (not run yet) | | | | | | | | | ${reference[row.id] !== undefined ? `${reference[row.id]}%` : '-'} |`);
       continue;
     }
     const ci = interval(runs.map((r) => 100 * r.success));
+    const greedy = runs.map((r) => r.greedy?.success);
+    const greedyCells = greedy.every((g) => g === undefined) ? '- | -' : `${greedy.map((g) => (g === undefined ? '?' : pct(g))).join(', ')} | ${greedy.some((g) => g === undefined) ? '-' : pct(mean(greedy as number[]))}`;
+    const areas = runs.map((r) => curveArea(r.curve)).filter(Number.isFinite);
     out.push(
-      `| ${row.label} | ${row.level} | ${rateOf(row) ?? '-'} | ${runs.map((r) => pct(r.success)).join(', ')} | ${ci.mean.toFixed(1)}% | ${Number.isNaN(ci.half) ? '-' : `${(ci.mean - ci.half).toFixed(1)} to ${(ci.mean + ci.half).toFixed(1)}`} | ${[...new Set(runs.map((r) => r.iterations))].join(', ')} | ${runs.map((r) => r.tokens ?? '?').join(', ')} | ${runs.reduce((m, r) => m + r.minutes, 0).toFixed(0)} | ${reference[row.id] !== undefined ? `${reference[row.id]}%` : '-'} |`,
+      `| ${row.label} | ${row.level} | ${rateOf(row) ?? '-'} | ${runs.map((r) => pct(r.success)).join(', ')} | ${ci.mean.toFixed(1)}% | ${Number.isNaN(ci.half) ? '-' : `${(ci.mean - ci.half).toFixed(1)} to ${(ci.mean + ci.half).toFixed(1)}`} | ${greedyCells} | ${areas.length ? pct(mean(areas)) : '-'} | ${[...new Set(runs.map((r) => r.iterations))].join(', ')} | ${runs.map((r) => r.tokens ?? '?').join(', ')} | ${runs.reduce((m, r) => m + r.minutes, 0).toFixed(0)} | ${reference[row.id] !== undefined ? `${reference[row.id]}%` : '-'} |`,
     );
   }
-  out.push('');
+  out.push('', 'Curve area: a row\'s mean validation success over its training (trapezoids between the evaluated iterations, divided by their span), the mean over its seeds: how fast it rises, beside where it ends.', '');
 
   const named = (suite.contrasts ?? CONTRASTS).filter(([a, b]) => rows.some((r) => r.id === a) && rows.some((r) => r.id === b));
   if (named.length) {
@@ -97,7 +104,7 @@ export function report(input: ReportInput): string {
     const testable = tests.filter((t) => Number.isFinite(t.c.p));
     const adjusted = holm(testable.map((t) => t.c.p));
     out.push(
-      `Paired contrasts named in advance (per seed, test success of A minus B; one-sided paired t-tests, Holm's correction over the ${named.length}; MDE: the smallest true difference each would detect with power 0.8 at level ${ALPHA}/${named.length}, given the spread seen):`,
+      `Paired contrasts named in advance (per seed, sampled success of A minus B, the primary figure; one-sided paired t-tests, Holm's correction over the ${named.length}; MDE: the smallest true difference each would detect with power 0.8 at level ${ALPHA}/${named.length}, given the spread seen):`,
       '',
       '| A > B | pairs | mean difference, points | sd | t | p | Holm p | at 0.05 | MDE, points |',
       '|---|---|---|---|---|---|---|---|---|',

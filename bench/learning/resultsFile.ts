@@ -4,6 +4,10 @@
 
 /** What a results file's runs share: a later run with the same stamp must repeat these. */
 export interface Settings {
+  /** Where the final evaluations play: test problems, or validation problems (choosing a task before any RL row). */
+  evalOn: 'test' | 'validation';
+  /** --lr per family (null: each family's rate tuned in the file, else its config's; every run's own rate is in its line). */
+  lr: Partial<Record<'full' | 'lora', number>> | null;
   suite: string;
   preset: string | null;
   iterations: number;
@@ -16,6 +20,11 @@ export interface Settings {
   curveProblems: number;
 }
 
+/** Settings as a file written before a setting existed holds them: the value those runs had. */
+export function withDefaults(recorded: Omit<Settings, 'evalOn' | 'lr'> & Partial<Settings>): Settings {
+  return { evalOn: 'test', lr: null, ...recorded };
+}
+
 /** One finished row and seed (kind final: evaluated on test problems; tune: on validation problems). */
 export interface RunResult {
   kind: 'final' | 'tune';
@@ -26,8 +35,11 @@ export interface RunResult {
   iterations: number;
   /** Sampled response tokens its updates consumed (the run's own count, RunProgress.tokensTrained); null for results written before the run counted them, when the bench did not see every iteration. */
   tokens: number | null;
+  /** The primary figure: success at the configs' val_llm_config (its sampling), each problem played testSamples times. */
   success: number;
   episodes: number;
+  /** The same problems played once greedily (temperature 0): a rise here is skill, not only a sharper sampler; absent before issue 53 and for tuning runs. */
+  greedy?: { success: number; episodes: number };
   /** Held-out (validation) success during training, every curveEvery iterations. */
   curve: { iteration: number; success: number }[];
   minutes: number;
@@ -35,6 +47,8 @@ export interface RunResult {
    * seconds, seconds decoding (prefills included) and updating, tokens generated; null when not measured
    * (no metrics, a re-attached run; absent in results from before it existed). */
   engine?: { seconds: number; busyS: number; updateS: number; tokens: number } | null;
+  /** The run's config as resolved (training, or for a row without training its evaluation's): every setting; absent before issue 53. */
+  config?: unknown;
   runId: string;
   commit: string;
   machine: string;

@@ -9,6 +9,13 @@ import { arithmetic } from './arith.js';
 
 export type Family = 'full' | 'lora';
 
+export interface Overrides {
+  run: string[];
+  test: string[];
+  validation: string[];
+}
+const NONE = (): Overrides => ({ run: [], test: [], validation: [] });
+
 export interface Row {
   id: string;
   label: string;
@@ -16,6 +23,8 @@ export interface Row {
   level: 'L0' | 'L1' | 'L2';
   algorithm: 'grpo' | 'at_grpo' | null;
   family: Family;
+  /** Config overrides of this row alone (before the bench's own and --set). */
+  set?: string[];
 }
 
 export interface Suite {
@@ -26,10 +35,11 @@ export interface Suite {
   dir: string;
   rows: Row[];
   /**
-   * Config overrides every row of the suite takes (beside the bench's): `run` for training and
-   * validation, `test` added for the final evaluations; may write the suite's problem files.
+   * Config overrides every row of seed `seed` takes (beside the bench's): `run` for training and
+   * validation, `test` added for the final evaluations, `validation` added for final evaluations
+   * on validation problems (--eval-on validation: choosing a task); may write the suite's problem files.
    */
-  overrides: () => { run: string[]; test: string[] };
+  overrides: (seed: number) => Overrides;
   /** The reference's figures for the same rows (Qwen3-1.7B, its benchmark page), by row id; absent: none. */
   reference?: Partial<Record<string, number>>;
   /** The paired comparisons named in advance for this suite, "a > b"; absent: CONTRASTS. */
@@ -66,13 +76,45 @@ export const CONTRASTS: [a: string, b: string][] = [
   ['multi-grpo', 'single-grpo'],
 ];
 
+/** A LoRA adapter as configs/smollm2/math_L2_lora.yaml's, for the rows whose config trains a whole model (L0, L1). */
+const SMOLLM2_LORA = ['lora_rank=8', 'lora_alpha=16', 'lora_target_modules=[q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj]'];
+
+/**
+ * Issue 53's rows: every trained row a LoRA (one family, one learning rate and schedule), so that
+ * the level and the algorithm are the only differences. L0 and L1 train one adapter (the single
+ * agent's; both roles' in L1), L2 one per agent.
+ */
+const ARITH2_ROWS: Row[] = (() => {
+  const [L0, L1, L2] = ['L0_single_agent', 'L1_prompt', 'L2_lora'].map((f) => `configs/smollm2/math_${f}.yaml`);
+  return [
+    { id: 'single', label: 'single agent, no RL', file: L0, level: 'L0', algorithm: null, family: 'lora' },
+    { id: 'multi', label: 'two agents, no RL', file: L1, level: 'L1', algorithm: null, family: 'lora' },
+    { id: 'single-grpo', label: 'single agent + GRPO (one LoRA)', file: L0, level: 'L0', algorithm: 'grpo', family: 'lora', set: SMOLLM2_LORA },
+    { id: 'multi-grpo', label: 'two agents + plain GRPO (L2: a LoRA per agent, trajectory groups)', file: L2, level: 'L2', algorithm: 'grpo', family: 'lora' },
+    { id: 'at-grpo-l1', label: 'AT-GRPO L1 (one LoRA shared by both roles)', file: L1, level: 'L1', algorithm: 'at_grpo', family: 'lora', set: SMOLLM2_LORA },
+    { id: 'at-grpo-l2', label: 'AT-GRPO L2 (a LoRA per agent)', file: L2, level: 'L2', algorithm: 'at_grpo', family: 'lora' },
+  ];
+})();
+
+/**
+ * Issue 53's contrasts, named before any of its RL rows ran: the algorithm (turn-wise groups
+ * against trajectory groups, same agents and adapters), specialisation (an adapter per role
+ * against one shared), the team against a single agent under AT-GRPO and under plain GRPO.
+ */
+const ARITH2_CONTRASTS: [a: string, b: string][] = [
+  ['at-grpo-l2', 'multi-grpo'],
+  ['at-grpo-l2', 'at-grpo-l1'],
+  ['at-grpo-l2', 'single-grpo'],
+  ['multi-grpo', 'single-grpo'],
+];
+
 export const SUITES: Suite[] = [
   {
     name: 'planpath',
     caption: 'Plan-Path with the tiny model (configs/planpath/)',
     dir: 'configs/planpath',
     rows: rowsOf('configs/planpath', 'planpath'),
-    overrides: () => ({ run: [], test: [] }),
+    overrides: NONE,
     reference: refRows(5, 11, 10, 96, 97),
   },
   {
@@ -80,7 +122,7 @@ export const SUITES: Suite[] = [
     caption: "the miniature of the paper's mechanism: Plan-Path with a path helper in the tool agent's sandbox (configs/planpath/planpath_helper_*; not the reference's setting)",
     dir: 'configs/planpath',
     rows: rowsOf('configs/planpath', 'planpath_helper'),
-    overrides: () => ({ run: [], test: [] }),
+    overrides: NONE,
   },
   {
     name: 'planpath-helper-reading',
@@ -92,7 +134,7 @@ export const SUITES: Suite[] = [
       if (!existsSync(join(projectRoot, model, 'config.json'))) {
         throw new Error(`--suite planpath-helper-reading: ${model} is not built; TANDEM_READING_MODEL=1 bash infra/setup.sh builds it (55 minutes on one core of a 2-core VM)`);
       }
-      return { run: [`base_models.policy_0.path=${model}`], test: [] };
+      return { ...NONE(), run: [`base_models.policy_0.path=${model}`] };
     },
   },
   {
@@ -100,7 +142,7 @@ export const SUITES: Suite[] = [
     caption: 'Sokoban, one box, with the tiny Sokoban model (configs/sokoban/)',
     dir: 'configs/sokoban',
     rows: rowsOf('configs/sokoban', 'sokoban'),
-    overrides: () => ({ run: [], test: [] }),
+    overrides: NONE,
     reference: refRows(0, 3, 0, 10, 11.5),
     // issue 39's Sokoban tables (two agents and AT-GRPO L1, Tandem's settings and the reference
     // preset) ask whether RL lifts the team at all; named before their seeds 1-4 ran
@@ -111,16 +153,24 @@ export const SUITES: Suite[] = [
     caption: "math (the project's generated problems) with SmolLM2-135M-Instruct (configs/smollm2/)",
     dir: 'configs/smollm2',
     rows: rowsOf('configs/smollm2', 'math'),
-    overrides: () => ({ run: [], test: [] }),
+    overrides: NONE,
   },
   {
     name: 'smollm2-arith',
-    caption: 'one-step arithmetic (a + b, a - b with two-digit numbers, a x b with a of 2-12; no held-out question among the training ones) with SmolLM2-135M-Instruct (configs/smollm2/ math)',
+    caption: 'one-step arithmetic (bench/learning/arith.ts: a + b, a - b with two-digit numbers, a x b with a of 2-12, in turn; each seed its own training problems, none held out) with SmolLM2-135M-Instruct (configs/smollm2/ math)',
     dir: 'configs/smollm2',
     rows: rowsOf('configs/smollm2', 'math'),
-    overrides: arithmetic,
+    overrides: (seed) => arithmetic(1, seed),
     // issue 39's SmolLM2 run: AT-GRPO (LoRA, L2) against the same agents without RL
     contrasts: [['at-grpo-l2', 'multi'], ['at-grpo-l1', 'multi']],
+  },
+  {
+    name: 'smollm2-arith2',
+    caption: "two-step arithmetic (bench/learning/arith.ts: a + b + c, a + b - c, a - b + c, a - b - c, a x b + c, a x b - c, in turn; each seed its own training problems, none held out) with SmolLM2-135M-Instruct, the math environment's two turns (configs/smollm2/ math: the tool agent's program, the reasoner's answer; a second turn when they disagree, each shown the other's first); every trained row one LoRA family",
+    dir: 'configs/smollm2',
+    rows: ARITH2_ROWS,
+    overrides: (seed) => arithmetic(2, seed),
+    contrasts: ARITH2_CONTRASTS,
   },
 ];
 

@@ -1,9 +1,9 @@
 // Proof of learning: the reference's results table in small, on this machine's stack.
-//   node --import tsx bench/learning/run.ts --stamp S [--suite planpath|planpath-helper|sokoban|smollm2-math|smollm2-arith]
+//   node --import tsx bench/learning/run.ts --stamp S [--suite planpath|planpath-helper|sokoban|smollm2-math|smollm2-arith|smollm2-arith2]
 //        [--preset reference] [--rows id,...] [--seeds N] [--first-seed N] [--iterations N] [--lr full=X,lora=Y]
 //        [--tune full=a,b,...] [--tune-seeds N] [--test-problems N] [--test-samples N]
 //        [--curve-every N] [--curve-problems N] [--batch N] [--map N] [--set key=value,...]
-//        [--parallel N] [--queue Q --engine-metrics PORT] [--report]
+//        [--eval-on test|validation] [--parallel N] [--queue Q --engine-metrics PORT] [--report]
 // Rows (bench/learning/rows.ts): single agent and two agents without RL; single agent + GRPO with
 // trajectory groups and with tree groups; two agents + plain GRPO; AT-GRPO L1 and L2. Every
 // training row trains for --iterations (default 60; training.total_training_steps, so each
@@ -16,8 +16,11 @@
 // problems and prints each rate's mean; the final rows are evaluated on test problems only
 // (seeds never used for tuning: envs/shared/seeds.ts).
 // Evaluation: --test-problems problems (default 64), each played --test-samples times (default 2),
-// with each config's val_llm_config; every row of seed s plays the same problems with the same
-// sampling seeds (the evaluation's samplingKey), so rows compare pairwise per seed. Learning
+// with each config's val_llm_config: the primary figure; then each played once greedily
+// (temperature 0), so that a rise that is only a sharper sampler shows. Every row of seed s plays
+// the same problems with the same sampling seeds (the evaluation's samplingKey), so rows compare
+// pairwise per seed. --eval-on validation plays validation problems instead of test problems (for
+// choosing a task on the rows without RL before any RL row runs; the results file records it). Learning
 // curves: each training run evaluates itself every --curve-every iterations (default 10) on
 // --curve-problems validation problems (default 32), drawn as PNGs beside the results.
 // --preset reference applies the suite's configs/<env>/reference.preset.yaml to every row.
@@ -55,7 +58,7 @@ import { evaluate } from '../../workflows/evaluate.js';
 import { progressQuery } from '../../workflows/messages.js';
 import { trainingRun } from '../../workflows/trainingRun.js';
 import { report } from './report.js';
-import type { RunResult, Settings } from './resultsFile.js';
+import { withDefaults, type RunResult, type Settings } from './resultsFile.js';
 import { suiteOf, type Family, type Row } from './rows.js';
 
 function arg(name: string, fallback: string): string {
@@ -87,13 +90,18 @@ const resultsDir = join(projectRoot, 'bench', 'learning', 'results');
 const resultsFile = join(resultsDir, `${stamp}.jsonl`);
 // --report reads the bench's settings from its results file; a run takes them from its flags (and
 // readResults checks them against the file's).
-const recorded: Settings | null = flag('report') && existsSync(resultsFile) ? JSON.parse(readFileSync(resultsFile, 'utf8').split('\n')[0]).settings : null;
+const recorded: Settings | null = flag('report') && existsSync(resultsFile) ? withDefaults(JSON.parse(readFileSync(resultsFile, 'utf8').split('\n')[0]).settings) : null;
 const suite = suiteOf(recorded?.suite ?? arg('suite', 'planpath'));
 const preset = recorded ? recorded.preset : arg('preset', '') || null;
 if (preset !== null && preset !== 'reference') throw new Error(`--preset: reference (configs/<env>/reference.preset.yaml), not '${preset}'`);
 const puzzle = ['configs/planpath', 'configs/sokoban'].includes(suite.dir); // suites with env.map_size
+const evalOn = arg('eval-on', 'test');
+if (evalOn !== 'test' && evalOn !== 'validation') throw new Error(`--eval-on: test or validation, not '${evalOn}'`);
+const lrFlag = perFamily('lr');
 const settings: Settings = recorded ?? {
   suite: suite.name,
+  evalOn,
+  lr: Object.keys(lrFlag).length ? Object.fromEntries(Object.entries(lrFlag).map(([f, v]) => [f, v![0]])) : null,
   preset,
   iterations: num('iterations', 60),
   batch: num('batch', 8),
@@ -114,9 +122,7 @@ const only = arg('rows', suite.rows.map((r) => r.id).join(',')).split(',');
 const unknown = only.filter((id) => !suite.rows.some((r) => r.id === id));
 if (unknown.length) throw new Error(`--rows: ${unknown.join(', ')} not among ${suite.rows.map((r) => r.id).join(', ')}`);
 const rows = suite.rows.filter((r) => only.includes(r.id));
-const lrFlag = perFamily('lr');
 const tune = perFamily('tune');
-const overrides = suite.overrides();
 const queue = arg('queue', '') || null;
 const engineMetricsPort = arg('engine-metrics', '');
 if (engineMetricsPort !== '' && !/^\d+$/.test(engineMetricsPort)) throw new Error(`--engine-metrics: a port number, not '${engineMetricsPort}'`);
@@ -130,29 +136,37 @@ function readResults(): RunResult[] {
     return [];
   }
   const [head, ...lines] = readFileSync(resultsFile, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
-  const differ = (Object.keys(settings) as (keyof Settings)[]).filter((k) => JSON.stringify(head.settings[k]) !== JSON.stringify(settings[k]));
+  const theirs = withDefaults(head.settings);
+  const differ = (Object.keys(settings) as (keyof Settings)[]).filter((k) => JSON.stringify(theirs[k]) !== JSON.stringify(settings[k]));
   if (differ.length) {
-    throw new Error(`${resultsFile} was run with other settings: ${differ.map((k) => `${k} ${JSON.stringify(head.settings[k])} (now ${JSON.stringify(settings[k])})`).join(', ')}; repeat them or use another --stamp`);
+    throw new Error(`${resultsFile} was run with other settings: ${differ.map((k) => `${k} ${JSON.stringify(theirs[k])} (now ${JSON.stringify(settings[k])})`).join(', ')}; repeat them or use another --stamp`);
   }
   return lines as RunResult[];
 }
 
-/** The config of a row's run (split: which held-out problems its evaluations play; lr null: the config's own). */
-function config(row: Row, seed: number, lr: number | null, split: 'run' | 'test'): RunConfig {
+/**
+ * The config of a row's run: split says which held-out problems its evaluations play (run: the
+ * validation problems of training), greedy evaluates at temperature 0 once per problem, lr null:
+ * the config's own.
+ */
+function config(row: Row, seed: number, lr: number | null, split: 'run' | 'validation' | 'test', greedy = false): RunConfig {
+  const overrides = suite.overrides(seed);
   const load = (placed: string[]) => loadRunConfig(row.file, [
+    ...(row.set ?? []),
     ...overrides.run,
-    ...(split === 'test' ? overrides.test : []),
+    ...(split === 'run' ? [] : overrides[split]),
     ...(preset ? [`@${suite.dir}/${preset}.preset.yaml`] : []),
     ...(settings.map !== null ? [`env.map_size=${settings.map}`] : []),
     `training.seed=${seed * 1_000_000}`,
     `training.train_batch_size=${settings.batch}`,
     `training.total_training_steps=${Math.max(1, settings.iterations)}`,
     `training.val_freq=${settings.curveEvery}`,
-    `training.val_problems=${split === 'test' ? settings.testProblems : settings.curveProblems}`,
-    `training.validate_sample_num=${split === 'test' ? settings.testSamples : 1}`,
+    `training.val_problems=${split === 'run' ? settings.curveProblems : settings.testProblems}`,
+    `training.validate_sample_num=${split === 'run' || greedy ? 1 : settings.testSamples}`,
     `algorithm=${row.algorithm ?? 'at_grpo'}`,
     ...(lr === null ? [] : [`update.lr=${lr}`]),
     ...settings.set,
+    ...(greedy ? ['agent_policy_configs.agent_configs.*.val_llm_config.temperature=0'] : []),
     ...placed,
   ]);
   let loaded = load([]);
@@ -233,13 +247,20 @@ async function runOne(client: Client, kind: RunResult['kind'], row: Row, seed: n
   const runId = `learn-${stamp}-${kind === 'tune' ? `tune${lr}-` : ''}${row.id}-s${seed}`;
   const label = `${row.id} seed ${seed}${kind === 'tune' ? ` lr ${lr}` : ''}`;
   const trained = row.algorithm === null ? { iterations: 0, tokens: 0, curve: [], engine: null } : await train(client, label, config(row, seed, lr, 'run'), runId);
-  const split = kind === 'tune' ? 'validation' : 'test';
-  const evalId = `${runId}/${split}-eval`;
-  const evaluation = await resultOf(await startOrAttach(client, evaluate, {
-    taskQueue: CPU_QUEUE,
-    workflowId: evalId,
-    args: [{ config: config(row, seed, lr, kind === 'tune' ? 'run' : 'test'), runId: row.algorithm === null ? evalId : runId, iteration: trained.iterations, split, samplingKey: `learn-${suite.name}-${split}-s${seed}`, release: true }],
-  }));
+  // Tuning plays the validation problems of training; final evaluations play the test problems
+  // (or, with --eval-on validation, the validation ones), sampled (the primary figure) and greedily.
+  const split = kind === 'tune' ? 'validation' : settings.evalOn;
+  const play = async (greedy: boolean) => {
+    const evalId = `${runId}/${split}-eval${greedy ? '-greedy' : ''}`;
+    const cfg = config(row, seed, lr, kind === 'tune' ? 'run' : split, greedy);
+    return resultOf(await startOrAttach(client, evaluate, {
+      taskQueue: CPU_QUEUE,
+      workflowId: evalId,
+      args: [{ config: cfg, runId: row.algorithm === null ? evalId : runId, iteration: trained.iterations, split, samplingKey: `learn-${suite.name}-${split}${greedy ? '-greedy' : ''}-s${seed}`, release: true }],
+    }));
+  };
+  const evaluation = await play(false);
+  const greedy = kind === 'tune' ? undefined : await play(true);
   const result: RunResult = {
     kind,
     row: row.id,
@@ -248,7 +269,9 @@ async function runOne(client: Client, kind: RunResult['kind'], row: Row, seed: n
     ...trained,
     success: evaluation.successRate,
     episodes: evaluation.episodes,
+    ...(greedy ? { greedy: { success: greedy.successRate, episodes: greedy.episodes } } : {}),
     minutes: (Date.now() - started) / 60_000,
+    config: row.algorithm === null ? config(row, seed, lr, kind === 'tune' ? 'run' : split) : config(row, seed, lr, 'run'),
     runId,
     commit: commitOf(),
     machine,
@@ -259,7 +282,7 @@ async function runOne(client: Client, kind: RunResult['kind'], row: Row, seed: n
   else appendFileSync(resultsFile, `${JSON.stringify(result)}\n`);
   const e = result.engine;
   const engineNote = e ? `; training ${e.seconds.toFixed(0)} s, the engine decoding ${((100 * e.busyS) / e.seconds).toFixed(0)}% and updating ${((100 * e.updateS) / e.seconds).toFixed(0)}% of it, idle ${((100 * Math.max(0, e.seconds - e.busyS - e.updateS)) / e.seconds).toFixed(0)}%, ${(e.tokens / e.seconds).toFixed(1)} tokens/s` : '';
-  console.error(`${label}: ${split} success ${evaluation.successRate.toFixed(3)} after ${trained.iterations} iterations (${result.minutes.toFixed(1)} min${engineNote})`);
+  console.error(`${label}: ${split} success ${evaluation.successRate.toFixed(3)} sampled${greedy ? `, ${greedy.successRate.toFixed(3)} greedy` : ''} after ${trained.iterations} iterations (${result.minutes.toFixed(1)} min${engineNote})`);
 }
 
 /** The rate each family trains at: --lr, else the best tuned one in the file, else its config's. */
@@ -274,8 +297,8 @@ function ratesOf(results: RunResult[]): Record<Family, { lr: number; source: str
       const best = [...byLr].map(([lr, xs]) => ({ lr, mean: xs.reduce((a, x) => a + x, 0) / xs.length })).sort((a, b) => b.mean - a.mean || a.lr - b.lr)[0];
       return { lr: best.lr, source: 'tuned on validation problems' };
     }
-    const row = suite.rows.find((r) => r.family === family)!;
-    return { lr: config(row, 0, null, 'run').update.lr, source: row.file };
+    const row = suite.rows.find((r) => r.family === family);
+    return row ? { lr: config(row, 0, null, 'run').update.lr, source: row.file } : { lr: NaN, source: 'no row of the suite' };
   };
   return { full: pick('full'), lora: pick('lora') };
 }
@@ -309,7 +332,7 @@ async function main(): Promise<void> {
       }
     } else {
       const rates = ratesOf(readResults());
-      for (const f of ['full', 'lora'] as const) console.error(`${f}: lr ${rates[f].lr} (${rates[f].source})`);
+      for (const f of new Set(rows.map((r) => r.family))) console.error(`${f}: lr ${rates[f].lr} (${rates[f].source})`);
       // Seed by seed, so that a bench cut short has every row at its first seeds.
       for (let seed = firstSeed; seed < seeds; seed++) {
         for (const row of rows) jobs.push({ kind: 'final', row, seed, lr: rates[row.family].lr });

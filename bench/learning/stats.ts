@@ -113,3 +113,16 @@ export function pairedContrast(a: Map<number, number>, b: Map<number, number>, a
   const p = t === Infinity ? 0 : t === -Infinity ? 1 : s === 0 ? 0.5 : 1 - tCdf(t, n - 1);
   return { n, meanDiff: m, sdDiff: s, t, p, mde: ((tQuantile(1 - alpha, n - 1) + tQuantile(0.8, n - 1)) * s) / Math.sqrt(n) };
 }
+
+/**
+ * The area under a learning curve, as the mean success over the iterations it spans (trapezoids
+ * between evaluated iterations, divided by the span): how fast a row rises, beside where it ends.
+ * NaN for fewer than two points.
+ */
+export function curveArea(points: { iteration: number; success: number }[]): number {
+  const p = [...points].sort((a, b) => a.iteration - b.iteration);
+  if (p.length < 2 || p.at(-1)!.iteration === p[0].iteration) return NaN;
+  let area = 0;
+  for (let i = 1; i < p.length; i++) area += ((p[i].success + p[i - 1].success) / 2) * (p[i].iteration - p[i - 1].iteration);
+  return area / (p.at(-1)!.iteration - p[0].iteration);
+}

@@ -159,7 +159,7 @@ export interface GenerateRequest {
   seed: number | null;
   /** The most tokens the rendered prompt may have (null: no limit), and what happens above it. */
   max_prompt_tokens: number | null;
-  truncation: 'error' | 'left';
+  truncation: 'keep_system' | 'left' | 'error';
   /** Passed to a chat template that reads it (Qwen3's); null: the template's own default. */
   enable_thinking: boolean | null;
   /** How to load the policy if the engine does not hold it yet (the `load` op's fields); absent: it must be loaded. */
@@ -254,6 +254,8 @@ export interface Candidate {
 export interface GenerateResult {
   policy: string;
   version: number;
+  /** The rendered prompt's tokens when it was cut to max_prompt_tokens (null: whole; absent from engines before it). */
+  truncated_from?: number | null;
   samples: Candidate[];
 }
 

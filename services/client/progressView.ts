@@ -90,6 +90,11 @@ export function progressLines(p: RunProgress, now: number): string[] {
     if (stale.length > 0) lines.push(`  sample staleness ${stale.map(([k, u]) => `${k} mean ${fmt(u.staleness!.mean)} max ${u.staleness!.max}`).join(', ')} versions (iteration ${last.iteration + 1}'s update)`);
     lines.push(`  mean reward      ${formatRewards(last.rewardByAgent)} (iteration ${last.iteration + 1})`);
     lines.push(`  success rate     ${fmt(last.successRate)} (iteration ${last.iteration + 1}; shared by the agents of an episode)`);
+    const cut = p.recent.reduce((n, r) => n + (r.truncatedEpisodes ?? 0), 0);
+    if (cut > 0) {
+      const span = p.recent.length === 1 ? `iteration ${last.iteration + 1}` : `iterations ${p.recent[0].iteration + 1}-${last.iteration + 1}`;
+      lines.push(`  prompts cut      ${cut} of ${p.recent.reduce((n, r) => n + r.episodes, 0)} episodes (${span}) had a prompt over training.max_prompt_length, cut by training.truncation`);
+    }
   }
   const eta = etaMs(p, now);
   if (!ended(p)) lines.push(`  ETA              ${eta === null ? 'after the first iteration' : formatDuration(eta)}${p.status === 'paused' ? ' (paused)' : ''}`);

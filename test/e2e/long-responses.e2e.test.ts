@@ -4,7 +4,9 @@
 //   - the two episodes' histories differ in size by less than 64 KB (history holds references to
 //     the payload store, not the texts: infra/temporal/payloadStore.ts);
 //   - the 4,096-token responses arrive whole in the audit;
-//   - the update consumes every sample exactly once, and `episodes show` and `episodes verify` work.
+//   - the update consumes every sample exactly once, and `episodes show` and `episodes verify` work;
+//   - a prompt over max_prompt_length is cut (training.truncation keep_system, the default), not a
+//     failed run: recorded with its turn (promptTruncated, the reason) and counted in the iteration.
 // The tiny model's config says 2,048 positions; its rotary embeddings have no such limit, so the
 // test uses a copy of it that says 8,192 (the config check compares prompt + response with it).
 // A disruptive test (it kills a worker): infra/test.sh runs it beside no other stack test.
@@ -38,7 +40,7 @@ after(async () => {
   await Promise.all([t.close(), db.close()]);
 });
 
-function config(maxResponse: number) {
+function config(maxResponse: number, maxPrompt: number) {
   const loaded = loadRunConfig('configs/planpath/planpath_L1_prompt.yaml', [
     `base_models.policy_0.path=${model}`,
     'training.total_training_steps=1',
@@ -47,9 +49,10 @@ function config(maxResponse: number) {
     'training.val_freq=0',
     'env.max_turns=2',
     `training.max_response_length=${maxResponse}`,
-    // The plan agent is shown the tool agent's output: keep the prompt's last 2,048 tokens.
-    'training.max_prompt_length=2048',
-    'training.truncation=left',
+    // Over max_prompt_length a prompt is cut (training.truncation keep_system, the default: the
+    // system prompt and the last tokens). The long run's 256 cuts every prompt (the first turn's
+    // are 288 and 429 tokens, their system prompts 96 and 231).
+    `training.max_prompt_length=${maxPrompt}`,
     'agent_policy_configs.agent_configs.agent_0.train_llm_config.ignore_eos=true',
     'agent_policy_configs.agent_configs.agent_1.train_llm_config.ignore_eos=true',
   ]);
@@ -64,10 +67,10 @@ async function episodeHistorySize(episodeId: string): Promise<number> {
   return d.historySize;
 }
 
-async function trainOnce(maxResponse: number, killCpuWorker: boolean) {
+async function trainOnce(maxResponse: number, maxPrompt: number, killCpuWorker: boolean) {
   const runId = `long-${maxResponse}-${Date.now()}`;
   const episodeId = `${runId}/it0/ep0`;
-  const handle = await t.client.workflow.start(trainingRun, { taskQueue: CPU_QUEUE, workflowId: runId, args: [{ config: config(maxResponse) }] });
+  const handle = await t.client.workflow.start(trainingRun, { taskQueue: CPU_QUEUE, workflowId: runId, args: [{ config: config(maxResponse, maxPrompt) }] });
   if (killCpuWorker) {
     // Mid-episode: once its first agent turn has come back, while the next ones generate.
     const deadline = Date.now() + 600_000;
@@ -87,8 +90,8 @@ async function trainOnce(maxResponse: number, killCpuWorker: boolean) {
 }
 
 test('episodes with 256- and 4,096-token responses: histories within 64 KB of each other, whole texts in the audit, every sample consumed once, across a kill -9 of the CPU worker', { timeout: 30 * 60_000 }, async () => {
-  const short = await trainOnce(256, false);
-  const long = await trainOnce(4096, true);
+  const short = await trainOnce(256, 2048, false);
+  const long = await trainOnce(4096, 256, true);
   log(`episode history: ${short.historySize} bytes at 256 tokens, ${long.historySize} bytes at 4,096 tokens`);
   assert.ok(Math.abs(long.historySize - short.historySize) < 64 * 1024, `${short.historySize} vs ${long.historySize}`);
 
@@ -108,6 +111,17 @@ test('episodes with 256- and 4,096-token responses: histories within 64 KB of ea
   assert.equal(update.rows.length, 1);
   assert.equal(Number(update.rows[0].samples), rows[0].n);
   assert.equal(Number(update.rows[0].tokens), rows[0].n * 4096);
+
+  // Every prompt of the long run was cut and played on: recorded with its turn, counted.
+  const groups = await db.pool.query(`SELECT data->'promptTruncated' AS p FROM events WHERE stream = $1 AND type = 'TurnGroupScored'`, [`episode:${long.episodeId}`]);
+  const cut = { rows: groups.rows.filter((r) => r.p !== null) };
+  assert.equal(cut.rows.length, groups.rows.length, 'every prompt of the long run over 256 tokens is cut');
+  for (const { p } of cut.rows) {
+    assert.ok(p.tokens > 256 && p.limit === 256 && p.truncation === 'keep_system', JSON.stringify(p));
+    assert.match(p.reason, /^the prompt has \d+ tokens, more than the 256 of training\.max_prompt_length; kept the system prompt/);
+  }
+  const finished = await db.pool.query(`SELECT data FROM events WHERE type IN ('EpisodeFinished', 'IterationFinished') AND data->>'runId' = $1 ORDER BY type`, [long.runId]);
+  assert.deepEqual(finished.rows.map((r) => [r.data.type, r.data.promptsTruncated ?? r.data.truncatedEpisodes]), [['EpisodeFinished', cut.rows.length], ['IterationFinished', 1]]);
 
   const cli = (args: string[]) => run(process.execPath, ['bin/tandem.js', ...args], { encoding: 'utf8', maxBuffer: 64 << 20 });
   const shown = await cli(['episodes', 'show', long.episodeId, '--json']);

@@ -77,14 +77,19 @@ test('an off-policy turn fails for good', async () => {
   });
 });
 
-test('a prompt over training.max_prompt_length fails for good, naming the key; truncation left keeps its last tokens', async () => {
+test('a prompt over training.max_prompt_length fails for good under truncation error, naming the key; keep_system and left cut it and say from how many tokens', async () => {
   await assert.rejects(run(turn({ maxPromptTokens: 16 })), (err: unknown) => {
     assert.ok(err instanceof ApplicationFailure && err.nonRetryable && err.type === 'PromptTooLong', String(err));
     assert.match(err.message, /plan_agent's prompt in turn 0 of .*\/it0\/ep0: the prompt has \d+ tokens, more than the 16 allowed by training\.max_prompt_length/);
     return true;
   });
-  const kept = await run(turn({ maxPromptTokens: 16, truncation: 'left' }));
-  assert.equal(kept.length, 2);
+  const whole = await run(turn({}));
+  assert.ok(whole.every((c) => c.promptTruncatedFrom === undefined));
+  for (const truncation of ['left', 'keep_system'] as const) {
+    const kept = await run(turn({ maxPromptTokens: 16, truncation }));
+    assert.equal(kept.length, 2);
+    assert.ok(kept.every((c) => typeof c.promptTruncatedFrom === 'number' && c.promptTruncatedFrom > 16), JSON.stringify(kept));
+  }
 });
 
 test('a turn one sample of which needs more KV cache than the engine may take fails for good, naming the knobs', async (t) => {

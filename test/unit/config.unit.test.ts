@@ -244,9 +244,10 @@ test("max_prompt_length + max_response_length beyond a base model's context is a
   assert.ok(loadRunConfig('configs/planpath/planpath_L1_prompt.yaml', ['base_models.policy_0.path=/no/such/model', 'training.max_prompt_length=9000']).ok);
 });
 
-test('training.truncation is error (the reference) or left, named by path when wrong', () => {
+test("training.truncation is keep_system (the reference's rollout), left or error, named by path when wrong", () => {
   const ok = loadRunConfig(SKELETON);
-  assert.equal(ok.ok && ok.config.training.truncation, 'error');
+  assert.equal(ok.ok && ok.config.training.truncation, 'keep_system');
+  assert.equal(loadRunConfig(SKELETON, ['training.truncation=error']).ok, true);
   const bad = loadRunConfig(SKELETON, ['training.truncation=right']);
   assert.deepEqual(!bad.ok && bad.issues.map((i) => i.path), ['training.truncation']);
 });

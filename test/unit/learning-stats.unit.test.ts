@@ -1,7 +1,7 @@
 // The learning bench's statistics (bench/learning/stats.ts) against values from tables and by hand.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { holm, interval, pairedContrast, tCdf, tQuantile } from '../../bench/learning/stats.js';
+import { curveArea, holm, interval, pairedContrast, tCdf, tQuantile } from '../../bench/learning/stats.js';
 
 const near = (a: number, b: number, tol: number, what: string) => assert.ok(Math.abs(a - b) < tol, `${what}: ${a} vs ${b}`);
 
@@ -41,4 +41,11 @@ test('a one-sided paired contrast over the seeds both rows have (hand-computed)'
   // mde = (t_{0.95,2} 2.919986 + t_{0.8,2} 1.060660) x 2 / sqrt 3
   near(c.mde, ((2.919986 + 1.06066) * 2) / Math.sqrt(3), 1e-4, 'mde');
   assert.ok(Number.isNaN(pairedContrast(new Map([[0, 1]]), new Map([[0, 0]]), 0.05).p));
+});
+
+test('the area under a learning curve: the mean success over the span it covers', () => {
+  // 0 -> 0.5 over 10 iterations (area 2.5), 0.5 -> 1 over 20 (15): 17.5 / 30
+  near(curveArea([{ iteration: 30, success: 1 }, { iteration: 0, success: 0 }, { iteration: 10, success: 0.5 }]), 17.5 / 30, 1e-12, 'area');
+  near(curveArea([{ iteration: 0, success: 0.4 }, { iteration: 30, success: 0.4 }]), 0.4, 1e-12, 'flat');
+  assert.ok(Number.isNaN(curveArea([{ iteration: 0, success: 1 }])));
 });

@@ -166,3 +166,9 @@ test("the weights' dtype of the last update, with why auto fell back to float32"
   assert.match(text, /dtype {12}a bfloat16, b float32 \(auto chose float32: no bf16 units\) \(iteration 2's update\)/);
   assert.doesNotMatch(progressLines(progress(), 1_020_000).join('\n'), /dtype/); // runs from before the field
 });
+
+test('episodes with a prompt cut to max_prompt_length, counted over the recent iterations', () => {
+  const text = progressLines(progress({ recent: [{ ...iteration(0, 60_000), truncatedEpisodes: 1 }, { ...iteration(1, 40_000), truncatedEpisodes: 2 }] }), 1_020_000).join('\n');
+  assert.match(text, /prompts cut {6}3 of 8 episodes \(iterations 1-2\) had a prompt over training\.max_prompt_length, cut by training\.truncation/);
+  assert.doesNotMatch(progressLines(progress(), 1_020_000).join('\n'), /prompts cut/); // none cut, or runs from before the count
+});

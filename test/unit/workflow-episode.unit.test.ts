@@ -429,3 +429,30 @@ test('an evaluation on demand loads each policy from its checkpoint folder, play
   assert.ok(recorded >= 0 && release > recorded, 'released after the result is recorded');
   assert.deepEqual(inputsOf(calls, 'releasePolicy'), [loaded], 'the policy it loaded, by the same reference');
 });
+
+test("a prompt the engine cut to max_prompt_length is recorded with its turn, counted in the episode's end and summary; the episode plays on", async () => {
+  // The engine cut generator_initial's prompt (training.truncation keep_system, the default) from 2,000 tokens.
+  h.mocks.agentTurn = async (input: AgentTurnInput) => (await guardsTurn(input)).map((c) => (input.agent === 'generator_initial' ? { ...c, promptTruncatedFrom: 2000 } : c));
+  const cfg = mathRefine(['training.max_prompt_length=1536']);
+  assert.equal(cfg.training.truncation, 'keep_system');
+  const ep = await play(cfg, 'unit/cut/ep0', 14);
+  const cut = ep.groups.filter((g) => g.promptTruncated);
+  assert.deepEqual(cut.map((g) => g.agent), ep.groups.filter((g) => g.agent === 'generator_initial').map((g) => g.agent));
+  assert.deepEqual(cut[0].promptTruncated, {
+    tokens: 2000,
+    limit: 1536,
+    truncation: 'keep_system',
+    reason: 'the prompt has 2000 tokens, more than the 1536 of training.max_prompt_length; kept the system prompt (when shorter than the limit) and the last tokens (training.truncation keep_system)',
+  });
+  assert.ok(ep.groups.some((g) => g.agent !== 'generator_initial' && g.promptTruncated === undefined));
+  const [finished] = eventsOf(ep.calls, 'EpisodeFinished');
+  assert.equal(finished.promptsTruncated, cut.length);
+  assert.equal(ep.summary.promptsTruncated, cut.length);
+  assert.ok(ep.samples.length > 0, 'its samples are published for the update as any others');
+  // An episode whose prompts all fitted says nothing of it.
+  h.mocks.agentTurn = guardsTurn;
+  const whole = await play(cfg, 'unit/cut/ep1', 14);
+  assert.ok(whole.groups.every((g) => g.promptTruncated === undefined));
+  assert.equal(eventsOf(whole.calls, 'EpisodeFinished')[0].promptsTruncated, undefined);
+  assert.equal(whole.summary.promptsTruncated, undefined);
+});

@@ -167,6 +167,7 @@ test('an iteration: its episodes, then one update per trainable policy expecting
       episodes: EPISODES,
       successRate: episodes.filter((e) => e.success).length / EPISODES,
       rewardByAgent: Object.fromEntries(policies.map((a) => [a, episodes.reduce((x, e) => x + e.rewardByAgent[a], 0) / EPISODES])),
+      truncatedEpisodes: 0,
     });
   }
 

@@ -132,13 +132,24 @@ class Backbone:
         self.kv_bytes_per_token = kv_bytes_per_token(model)  # one row's keys and values per token, all layers
         self.thinking_template = "enable_thinking" in str(tokenizer.chat_template or "")
 
-    def render(self, messages: list[dict], enable_thinking: bool | None = None) -> list[int]:
+    def render(self, messages: list[dict], enable_thinking: bool | None = None, generation_prompt=True) -> list[int]:
         kwargs = {}
         if enable_thinking is not None and self.thinking_template:  # e.g. Qwen3's template reads it
             kwargs["enable_thinking"] = enable_thinking
-        text = self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True, **kwargs)
+        text = self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=generation_prompt,
+                                                  **kwargs)
         # The template already contains every special token it wants (bos etc.).
         return self.tokenizer(text, add_special_tokens=False)["input_ids"]
+
+    def system_prefix(self, messages: list[dict], rendered: list[int], enable_thinking: bool | None = None) -> int:
+        """How many tokens the system message takes at the start of `rendered` (the messages
+        rendered): the system message rendered alone, when `rendered` starts with exactly it (some
+        templates render a lone system message otherwise); 0 when there is none or it does not line up."""
+        system = [m for m in messages[:1] if m.get("role") == "system"]
+        if not system:
+            return 0
+        alone = self.render(system, enable_thinking, generation_prompt=False)
+        return len(alone) if rendered[:len(alone)] == alone else 0
 
     def logprobs(self, prompts: list[list[int]], responses: list[list[int]], model=None, entropy=False,
                  checkpointing=False):

@@ -63,6 +63,7 @@ class Started(NamedTuple):
     version: int
     backbone: Backbone
     rows: list[Row]
+    truncated_from: int | None  # the rendered prompt's tokens when it was cut to max_prompt_tokens
 
 
 class Job:
@@ -274,12 +275,13 @@ class Engine:
                     wants = r["version"] if r["newer_within"] == 0 else f"{r['version']} to {r['version'] + r['newer_within']}"
                     raise EngineError("VersionMismatch", f"policy {p.key!r} is at version {version}, request wants {wants}")
                 seed = r["seed"] if r["seed"] is not None else secrets.randbits(63)
-                prompt = fit_prompt(bb.render(r["messages"], r["enable_thinking"]), r["max_prompt_tokens"],
-                                    r["truncation"])
+                rendered = bb.render(r["messages"], r["enable_thinking"])
+                prompt = fit_prompt(rendered, r["max_prompt_tokens"], r["truncation"],
+                                    lambda: bb.system_prefix(r["messages"], rendered, r["enable_thinking"]))
                 self._check_fits(bb, len(prompt), r["max_new_tokens"])
                 rows = [Row(prompt, row_generator(self.device, seed, k), adapter=adapter, owner=job,
                             **{f: r[f] for f in SAMPLING}) for k in range(r["n"])]
-                job.started.append(Started(key, version, bb, rows))
+                job.started.append(Started(key, version, bb, rows, len(rendered) if len(prompt) < len(rendered) else None))
         except Exception as e:  # noqa: BLE001
             if not isinstance(e, EngineError):
                 log(traceback.format_exc())
@@ -304,8 +306,8 @@ class Engine:
     def _finish(self, job: Job) -> None:
         if job in self.running:
             self.running.remove(job)
-        results = [{"policy": s.key, "version": s.version, "samples": [sample_of(s.backbone, r) for r in s.rows]}
-                   for s in job.started]
+        results = [{"policy": s.key, "version": s.version, "truncated_from": s.truncated_from,
+                    "samples": [sample_of(s.backbone, r) for r in s.rows]} for s in job.started]
         job.answer({"id": job.rid, "ok": True, "result": {"results": results}})
 
     def policy(self, key: str) -> Policy:
@@ -540,14 +542,21 @@ def retention(req: dict) -> tuple[int | None, int | None]:
 SAMPLING = ("temperature", "top_p", "top_k", "min_p", "repetition_penalty", "max_new_tokens", "stop", "ignore_eos")
 
 
-def fit_prompt(ids: list[int], limit: int | None, truncation: str) -> list[int]:
-    """The rendered prompt within `limit` tokens: as it is, its last `limit` tokens (truncation "left":
-    the system prompt and the start of the conversation go first), or the error PromptTooLong."""
+TRUNCATIONS = ("keep_system", "left", "error")
+
+
+def fit_prompt(ids: list[int], limit: int | None, truncation: str, system_prefix=lambda: 0) -> list[int]:
+    """The rendered prompt within `limit` tokens. Longer, by `truncation`:
+      keep_system  the reference's (PettingLLMs convert_prompt_to_dpr): the system prompt's tokens
+                   (system_prefix(), when shorter than the limit) then the last tokens that fit;
+      left         its last `limit` tokens (the system prompt and the conversation's start go first);
+      error        PromptTooLong."""
     if limit is None or len(ids) <= limit:
         return ids
-    if truncation == "left":
-        return ids[-limit:]
-    raise EngineError("PromptTooLong", f"the prompt has {len(ids)} tokens, more than the {limit} allowed")
+    if truncation == "error":
+        raise EngineError("PromptTooLong", f"the prompt has {len(ids)} tokens, more than the {limit} allowed")
+    head = system_prefix() if truncation == "keep_system" else 0
+    return ids[:head] + ids[len(ids) - (limit - head):] if 0 < head < limit else ids[-limit:]
 
 
 def parse_generate(req: dict) -> list[dict]:
@@ -579,10 +588,10 @@ def parse_generate(req: dict) -> list[dict]:
                 or not 0 <= q["min_p"] <= 1 or q["repetition_penalty"] <= 0
                 or not all(isinstance(s, str) and s for s in q["stop"])
                 or (q["max_prompt_tokens"] is not None and q["max_prompt_tokens"] < 1)
-                or q["truncation"] not in ("error", "left")):
+                or q["truncation"] not in TRUNCATIONS):
             raise EngineError("BadRequest", f"requests[{i}]: need n >= 1, newer_within >= 0, max_new_tokens >= 0, temperature >= 0, "
                               "0 < top_p <= 1, 0 <= min_p <= 1, repetition_penalty > 0, stop = non-empty strings, "
-                              "max_prompt_tokens >= 1, truncation = error | left")
+                              "max_prompt_tokens >= 1, truncation = keep_system | left | error")
         out.append(q)
     return out
 

@@ -51,18 +51,39 @@ def test_ignore_eos_generates_to_the_length_limit(eng, tiny_model, tmp_path):
         assert "<|im_end|>" not in s["text"]
 
 
-def test_prompt_longer_than_max_prompt_tokens_fails_or_keeps_its_last_tokens(eng, tiny_model, tmp_path):
+def test_prompt_longer_than_max_prompt_tokens_keeps_the_system_prompt_keeps_its_last_tokens_or_fails(eng, tiny_model, tmp_path):
     eng.load_full("gen", tiny_model, tmp_path / "ck")
-    full = eng.gen("gen", PLAN_PROMPT, n=1, temperature=0.0, max_new_tokens=4)[0]["prompt_ids"]
-    assert eng.gen("gen", PLAN_PROMPT, n=1, max_new_tokens=2, max_prompt_tokens=len(full))[0]["prompt_ids"] == full
+
+    def one(**kw):
+        return eng.ok("generate", requests=[request("gen", PLAN_PROMPT, **{"n": 2, "temperature": 0.0, "max_new_tokens": 4, **kw})])["results"][0]
+
+    whole = one()
+    full = whole["samples"][0]["prompt_ids"]
+    assert whole["truncated_from"] is None
+    assert one(max_prompt_tokens=len(full))["truncated_from"] is None
     r = eng.call("generate", requests=[request("gen", PLAN_PROMPT, max_new_tokens=2, max_prompt_tokens=len(full) - 1)])
     assert not r["ok"] and r["error"]["type"] == "PromptTooLong"
     assert f"{len(full)} tokens, more than the {len(full) - 1} allowed" in r["error"]["message"]
-    kept = eng.gen("gen", PLAN_PROMPT, n=2, temperature=0.0, max_new_tokens=4, max_prompt_tokens=20,
-                   truncation="left")
-    assert all(s["prompt_ids"] == full[-20:] for s in kept)
+    left = one(max_prompt_tokens=20, truncation="left")
+    assert left["truncated_from"] == len(full) and all(s["prompt_ids"] == full[-20:] for s in left["samples"])
+    # The reference's: the system message's tokens as the template renders them, then the last ones.
+    system = eng_render(tiny_model, PLAN_PROMPT[:1])
+    assert full[:len(system)] == system
+    limit = len(system) + 12
+    kept = one(max_prompt_tokens=limit, truncation="keep_system")
+    assert kept["truncated_from"] == len(full)
+    assert all(s["prompt_ids"] == system + full[-12:] for s in kept["samples"])
+    # A system prompt as long as the limit leaves no room: the last tokens alone, as "left".
+    assert one(max_prompt_tokens=len(system), truncation="keep_system")["samples"][0]["prompt_ids"] == full[-len(system):]
     bad = eng.call("generate", requests=[request("gen", PLAN_PROMPT, truncation="right")])
     assert not bad["ok"] and bad["error"]["type"] == "BadRequest"
+
+
+def eng_render(model_dir, messages):
+    """The messages as the model's chat template renders them, without a generation prompt."""
+    from transformers import AutoTokenizer
+    tok = AutoTokenizer.from_pretrained(model_dir)
+    return tok(tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=False), add_special_tokens=False)["input_ids"]
 
 
 @pytest.mark.fp32
