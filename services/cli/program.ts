@@ -14,6 +14,7 @@ import { registerLifecycle } from './lifecycle.js';
 import { registerProjector } from './projector.js';
 import { registerReplay } from './replay.js';
 import { registerReport } from './report.js';
+import { registerRuns } from './runs.js';
 import { registerSandbox } from './sandbox.js';
 import { registerStack } from './stack.js';
 import { registerStatus } from './status.js';
@@ -36,7 +37,7 @@ export function buildProgram(output?: Omit<OutputConfiguration, 'outputError'>):
     .usage('<command> [options]')
     .exitOverride(); // errors and help come back to runCli as CommanderErrors, for its exit codes
   if (output) program.configureOutput(output);
-  for (const register of [registerStack, registerConfig, registerTrain, registerEval, registerStatus, registerLifecycle, registerSandbox, registerReplay, registerReport, registerDashboard, registerEpisodes, registerProjector, registerKafka]) {
+  for (const register of [registerStack, registerConfig, registerTrain, registerEval, registerRuns, registerStatus, registerLifecycle, registerSandbox, registerReplay, registerReport, registerDashboard, registerEpisodes, registerProjector, registerKafka]) {
     register(program, act);
   }
   for (const cmd of allCommands(program)) {

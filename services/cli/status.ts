@@ -1,13 +1,15 @@
 // `tandem status RUN_ID [--watch] [--json]`: where a run is, from the workflow's progress query.
 // --watch redraws the view in place on a terminal (one plain line per change otherwise) and
 // exits when the run ends. A run that failed, or was terminated, timed out or cancelled, is said
-// to have, with its failure's message, and the command exits 1.
+// to have, with its root cause (the innermost failure's message: client/failure.ts), and the
+// command exits 1.
 import type { WorkflowHandle } from '@temporalio/client';
 import { Option, type Command } from 'commander';
 import { progressQuery, type EvaluationPoint, type IterationSummary, type RunProgress } from '../../workflows/messages.js';
 import type { trainingRun } from '../../workflows/trainingRun.js';
 import type { Act } from './args.js';
 import { formatRewards, progressLines, watchRenderer } from '../client/progressView.js';
+import { rootCause } from '../client/failure.js';
 import { findRun } from '../client/runHandle.js';
 import { temporalClient } from '../client/temporal.js';
 
@@ -55,11 +57,6 @@ export async function watchRun(handle: WorkflowHandle<typeof trainingRun>): Prom
   return final;
 }
 
-/** The message of a run's failure: its cause's (the workflow's own error), else the error's. */
-function failureMessage(error: unknown): string {
-  return error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error);
-}
-
 /** Temporal's statuses of a run that ended without finishing: no progress query answers for it. */
 const ENDED_BADLY = ['FAILED', 'TERMINATED', 'TIMED_OUT', 'CANCELLED'];
 
@@ -81,7 +78,7 @@ async function watchStatus(handle: WorkflowHandle<typeof trainingRun>, out: Node
     for (let waited = 0; !outcome && waited < POLL_MS; waited += 100) await new Promise((r) => setTimeout(r, 100));
   }
   if (!outcome.ok) {
-    out.write(`run ${handle.workflowId} failed: ${failureMessage(outcome.error)}\n`);
+    out.write(`run ${handle.workflowId} failed: ${rootCause(outcome.error)}\n`);
     return 1;
   }
   show(outcome.final);
@@ -104,7 +101,7 @@ async function statusCommand(runId: string, opts: { watch?: boolean; json?: bool
   if (opts.watch) return watchStatus(handle, process.stdout);
   if (ENDED_BADLY.includes(status)) {
     // Its progress query would show the state it failed in as if it still ran: say how it ended instead.
-    const error = await handle.result().then(() => `ended ${status.toLowerCase()}`, failureMessage);
+    const error = await handle.result().then(() => `ended ${status.toLowerCase()}`, rootCause);
     const ended = status.toLowerCase().replace('_', ' ');
     if (opts.json) console.log(JSON.stringify({ runId, status: ended, error }, null, 2));
     else console.log(`run ${runId} ${ended}: ${error}`);

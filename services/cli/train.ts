@@ -31,6 +31,7 @@ async function train(file: string, overrides: string[], opts: { wait?: boolean; 
     taskQueue: CPU_QUEUE,
     workflowId: runId,
     args: [{ config: loaded.config }],
+    memo: { config: file }, // what `tandem runs` shows
   });
   console.log(runId);
   if (!opts.wait) return 0;

@@ -1,6 +1,6 @@
 // The lifecycle commands end to end on the real stack: `tandem status` (fields, --json, --watch,
-// unknown id, a failed run), `tandem pause`, `resume` and `stop` on one short run, and an ended run refusing
-// them. What the signals do to a run (nothing starts while paused, a stop ends the run after the
+// unknown id, a failed run, the root cause of a run an episode's activity failed), `tandem runs`,
+// `tandem pause`, `resume` and `stop` on one short run, and an ended run refusing them. What the signals do to a run (nothing starts while paused, a stop ends the run after the
 // current iteration's update, a stop between iterations, continue-as-new carrying a pause) is
 // asserted on mocked activities in test/unit/workflow-run.unit.test.ts.
 import assert from 'node:assert/strict';
@@ -85,6 +85,24 @@ test('status of a run that failed (started with a bad config, as from the Tempor
   const watched = tandem(['status', runId, '--watch']);
   assert.equal(watched.code, 1);
   assert.match(watched.out, /failed: invalid run config/);
+});
+
+test("status of a run one episode's activity failed names the root cause, not the child workflow's wrapper; `tandem runs` lists the run as failed", { timeout: SLOW }, async () => {
+  // truncation error (not the default) and a limit below every prompt: the first agent turn fails for good.
+  const runId = `failed-turn-${Date.now()}`;
+  const cfg = loadRunConfig('configs/planpath/planpath_L1_prompt.yaml', [...SMALL, 'training.truncation=error', 'training.max_prompt_length=16']);
+  assert.ok(cfg.ok);
+  const handle = await t.client.workflow.start(trainingRun, { taskQueue: CPU_QUEUE, workflowId: runId, args: [{ config: cfg.config }], memo: { config: 'configs/planpath/planpath_L1_prompt.yaml' } });
+  await handle.result().then(() => assert.fail('the run should fail'), () => undefined);
+  const plain = tandem(['status', runId]);
+  assert.equal(plain.code, 1, plain.err);
+  assert.match(plain.out, new RegExp(`^run ${runId} failed: \\w+'s prompt in turn 0 of ${runId}/it0/ep\\d+: the prompt has \\d+ tokens, more than the 16 allowed by training\\.max_prompt_length .*\\(in workflow ${runId}/it0/ep\\d+, activity agentTurn\\)$`, 'm'));
+  assert.doesNotMatch(plain.out, /Child Workflow execution failed/);
+  const listed = tandem(['runs', '--json', '--limit', '200']);
+  assert.equal(listed.code, 0, listed.err);
+  const mine = (JSON.parse(listed.out) as { runId: string; status: string; config: string | null; iterationsDone: number | null }[]).find((r) => r.runId === runId);
+  assert.deepEqual(mine && [mine.status, mine.config, mine.iterationsDone], ['failed', 'configs/planpath/planpath_L1_prompt.yaml', 0]);
+  assert.match(tandem(['runs']).out, /^RUN +CONFIG +STATUS +ITERATIONS +HELD-OUT SUCCESS +STARTED \(UTC\)$/m);
 });
 
 test('pause, status, resume and stop from the CLI on a real run: the fields, --json, --watch; the run ends stopped with its checkpoint; an ended run refuses them', { timeout: 2 * SLOW }, async () => {
