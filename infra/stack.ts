@@ -61,8 +61,8 @@ function services(s: StackSettings): Service[] {
  * history shard, whose transfer queue (a scheduled activity or workflow task on its way to its
  * task queue, a child's start or end on its way to its parent) Temporal reads at most 20 times a
  * second per shard by default: under load a task waited up to 50 ms for the next read, at every
- * hop of every agent turn, and a parent 50 ms for each child's end (bench/RESULTS.md, "The dev
- * server's transfer queue"). A cluster with hundreds of shards spreads its workflows over as many
+ * hop of every agent turn, and a parent 50 ms for each child's end (bench/notes/rollout.md, "The
+ * dev server's transfer queue"). A cluster with hundreds of shards spreads its workflows over as many
  * readers.
  */
 export const TEMPORAL_DYNAMIC_CONFIG: Readonly<Record<string, string>> = {

@@ -13,7 +13,7 @@
 // its prompt shows; 'read-tool', the tool agent giving the right answer its prompt hands it, where
 // the source has one (`readTool`: the miniature's helper call). make_tiny_model.py trains on them
 // first, one after the other, to the copying that 400 steps of the task corpus never reach
-// (bench/RESULTS.md, "a reading stage before the warm start"). Pure and seeded.
+// (bench/notes/learning-reads.md, "a reading stage before the warm start"). Pure and seeded.
 import { randomInt } from '../shared/rng.js';
 import type { ChatMessage } from '../types.js';
 import { buildPuzzlePrompt, parsePuzzleAnswer } from './roles.js';

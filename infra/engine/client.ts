@@ -13,7 +13,8 @@ import { projectPath } from '../../infra/settings.js';
  * Torch threads of an engine: TANDEM_TORCH_THREADS if set; else, on a CPU device, one core fewer
  * than the machine has (at least one), so that the orchestration processes beside it (Temporal,
  * the workers, Kafka, the projector) keep a core and do not preempt its threads mid-step; on a GPU,
- * torch's default. (bench/RESULTS.md, rollout: on 2 cores, 1 thread beat 2 in and out of the stack.)
+ * torch's default. (bench/notes/rollout.md, "What the sessions settled": on 2 cores, 1 thread beat
+ * 2 in and out of the stack.)
  */
 export function engineThreads(device: string): string | undefined {
   if (process.env.TANDEM_TORCH_THREADS) return process.env.TANDEM_TORCH_THREADS;

@@ -5,7 +5,7 @@
 // in #1667 and #1768, unmerged). Every process with a Kafka client (the CPU worker, the policy
 // worker, the projector) woke about 930 times a second, busy or idle, for 0.01-0.02 CPU seconds a
 // second each: over a real model's two-minute rollout, half the orchestration's CPU
-// (bench/RESULTS.md, "kafkajs's idle timer").
+// (bench/notes/rollout.md, "kafkajs's idle timer").
 //
 // Patched here, once per process, as the proposed fixes do: with nothing pending and no throttle
 // to wait out there is nothing to check later. A request that cannot be sent at once is queued by

@@ -16,8 +16,8 @@ Phases (each timed on stderr):
      first, one per corpus in the order given, each --reading-steps at --reading-lr on its corpus
      and the ones before it (drawn equally): long enough for the phase change after which the
      model copies. A short warm start on the task corpus alone never gets there (the models learn
-     the format, not to read), nor does one stage of two roles' copies (bench/RESULTS.md, "a
-     reading stage before the warm start");
+     the format, not to read), nor does one stage of two roles' copies (bench/notes/learning-reads.md,
+     "a reading stage before the warm start");
   5. a short supervised warm start (loss on the assistant reply only), with a --reading-mix share
      of its examples from the reading corpora, so that the copying survives it;
   6. save_pretrained of model + tokenizer + generation_config into --out.
