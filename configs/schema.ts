@@ -166,6 +166,24 @@ export const runConfigSchema = z
         message: 'keeps nothing extra while checkpoints.keep_last is null (every version is kept): set keep_last too',
       })
       .prefault({}),
+    // Tandem: how soon a lost attempt is noticed and tried again, for every activity. Each heartbeats
+    // while it runs (services/heartbeat.ts: every 5 s, or a third of the timeout when that is
+    // shorter), so the attempt of a worker that died times out after heartbeat_timeout_s; a failed
+    // attempt is retried after retry_initial_interval_s, the wait doubling up to
+    // retry_max_interval_s (also the longest wait between two tries of an update over replicas).
+    // Not a learning setting, and replay-safe: a history's activities are matched by type and id,
+    // not by their timeouts. The fault tests shorten them.
+    recovery: z
+      .strictObject({
+        heartbeat_timeout_s: z.number().min(1).default(30),
+        retry_initial_interval_s: z.number().gt(0).default(1),
+        retry_max_interval_s: z.number().gt(0).default(30),
+      })
+      .refine((r) => r.retry_max_interval_s >= r.retry_initial_interval_s, {
+        path: ['retry_max_interval_s'],
+        message: 'must be at least recovery.retry_initial_interval_s',
+      })
+      .prefault({}),
     // Base model name -> which policy worker (task queue) and device serve it and its adapters.
     placement: z.record(z.string(), placementSchema).default({}),
     rollout: z

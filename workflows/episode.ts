@@ -17,7 +17,7 @@ import { episodeStream, samplingSeed } from '../domain/ids.js';
 import { mean, type EpisodeSummary } from '../domain/summaries.js';
 import { envOf } from '../envs/index.js';
 import { policyRef } from '../policy/ref.js';
-import { cpu, localCpu, localScoring, policyActivities, scoring } from './proxies.js';
+import { proxiesOf } from './proxies.js';
 
 export interface EpisodeInput {
   runId: string;
@@ -63,6 +63,7 @@ export async function episode(input: EpisodeInput): Promise<EpisodeSummary> {
   const phase = input.phase ?? 'train';
   const policies = policiesOf(cfg);
   const stream = episodeStream(episodeId);
+  const { cpu, localCpu, localScoring, policyWorker, scoring } = proxiesOf(cfg.recovery);
   const initial = input.opened ? input.opened.initial : await openItself(input);
   // The patch checks below tell old histories apart; an episode its parent opened was started by
   // today's code, so it skips them (each would add a marker and a search attribute update).
@@ -76,7 +77,7 @@ export async function episode(input: EpisodeInput): Promise<EpisodeSummary> {
       const k = input.candidates;
       if (spec.kind === 'scripted') return cpu.scriptedTurn({ env: cfg.env, agent, episodeId, turn, k, state, handoff });
       const config = agentByName(cfg, agent);
-      return policyActivities(spec.taskQueue, cfg.rollout.turn_timeout_s).agentTurn({
+      return policyWorker(spec.taskQueue, cfg.rollout.turn_timeout_s).agentTurn({
         policy: policyRef(runId, spec, cfg, input.checkpointDirs?.[spec.name]),
         policyVersion: input.versions[spec.name] ?? 0,
         iteration,
@@ -187,6 +188,7 @@ export async function episode(input: EpisodeInput): Promise<EpisodeSummary> {
 async function openItself(input: EpisodeInput): Promise<unknown> {
   const started = episodeStarted(input);
   const reset = { env: input.config.env, seed: input.problemSeed };
+  const { cpu, localCpu } = proxiesOf(input.config.recovery);
   // Episodes started before the opening became local activities replay with the two activities.
   const [, initial] = patched('episode-opening-as-local-activities')
     ? await Promise.all([localCpu.publishEvents(started), localCpu.envReset(reset)])

@@ -15,7 +15,7 @@ import { episode } from './episode.js';
 import { inWindow } from './inWindow.js';
 import { episodeOpener } from './openings.js';
 import { policyRef } from '../policy/ref.js';
-import { cpu, policyActivities } from './proxies.js';
+import { proxiesOf } from './proxies.js';
 
 export interface EvaluateInput {
   /** The run config (validated here with the same schema as the CLI). */
@@ -54,16 +54,17 @@ export async function evaluate(input: EvaluateInput): Promise<EvaluationResult> 
   }
   // Data-backed environments play their held-out problems (val_dataset) when they have some.
   const cfg = { ...parsed.config, env: heldOutEnv(parsed.config.env) };
+  const { cpu, localCpu, policyWorker } = proxiesOf(cfg.recovery);
   const evalId = workflowInfo().workflowId;
   const versions = { ...input.versions };
   for (const spec of trainable(policiesOf(cfg))) {
     if (versions[spec.name] !== undefined) continue;
     const ref = policyRef(input.runId, spec, cfg, input.checkpointDirs?.[spec.name]);
-    versions[spec.name] = await policyActivities(spec.taskQueue).policyVersion(ref);
+    versions[spec.name] = await policyWorker(spec.taskQueue).policyVersion(ref);
   }
 
   const { val_problems: problems, validate_sample_num: repeats } = cfg.training;
-  const open = episodeOpener(cfg.env);
+  const open = episodeOpener(cfg.env, localCpu);
   const episodes = await inWindow(problems * repeats, cfg.rollout.episode_window ?? problems * repeats, async (j) => {
     const episodeId = evaluationEpisodeIdOf(evalId, j);
     const opened = await open({
@@ -85,7 +86,7 @@ export async function evaluate(input: EvaluateInput): Promise<EvaluationResult> 
   await cpu.publishEvents(envelopes(evaluationStream(evalId), 0, [{ type: 'EvaluationFinished', ...result }]));
   // An evaluation on demand (or of a run that has ended) loaded its own copies of the policies: free them.
   if (input.release ?? input.runId === evalId) {
-    for (const spec of trainable(policiesOf(cfg))) await policyActivities(spec.taskQueue).releasePolicy(policyRef(input.runId, spec, cfg, input.checkpointDirs?.[spec.name]));
+    for (const spec of trainable(policiesOf(cfg))) await policyWorker(spec.taskQueue).releasePolicy(policyRef(input.runId, spec, cfg, input.checkpointDirs?.[spec.name]));
   }
   return result;
 }

@@ -27,7 +27,7 @@ import { inWindow } from './inWindow.js';
 import { episodeOpener } from './openings.js';
 import { progressQuery, type EvaluationPoint, type IterationSummary, type RunProgress } from './messages.js';
 import { policyRef } from '../policy/ref.js';
-import { cpu, policyActivities } from './proxies.js';
+import { proxiesOf } from './proxies.js';
 import { updatePolicyOf } from './updates.js';
 import { RunLifecycle, type LifecycleState } from './runLifecycle.js';
 
@@ -119,6 +119,8 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
     throw ApplicationFailure.nonRetryable(`invalid run config:\n${formatIssues(parsed.issues)}`, 'InvalidConfig', parsed.issues);
   }
   const cfg = parsed.config;
+  const proxies = proxiesOf(cfg.recovery);
+  const { cpu, policyWorker } = proxies;
   const policies = trainable(policiesOf(cfg));
   const total = cfg.training.total_training_steps;
   const batch = cfg.training.train_batch_size;
@@ -136,7 +138,7 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
   const runEpisodes = (it: number): Promise<EpisodeSummary[]> => {
     episodes.episodesDone = 0;
     const planned = plan(it);
-    const open = episodeOpener(cfg.env);
+    const open = episodeOpener(cfg.env, proxies.localCpu);
     return inWindow(planned.length, cfg.rollout.episode_window ?? planned.length, async (j) => {
       await life.untilResumed();
       const { problemSeed, candidates } = planned[j];
@@ -166,7 +168,7 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
         update: cfg.update,
         checkpoints: cfg.checkpoints,
         ...(staleness > 0 ? { maxStaleness: staleness } : {}),
-      });
+      }, proxies);
       delete training[p.name];
       state.versions[p.name] = upd.toVersion;
       state.updatesApplied++;
@@ -255,7 +257,7 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
   const groupsOf = { runId, policies: policies.map((p) => ({ name: p.name, replicas: p.replicas?.count ?? 1 })) };
   if (!carried) {
     // Loading each policy first makes a bad model path fail the run at once, with its reason.
-    for (const p of policies) state.versions[p.name] = await policyActivities(p.taskQueue).policyVersion(ref(p));
+    for (const p of policies) state.versions[p.name] = await policyWorker(p.taskQueue).policyVersion(ref(p));
     // Before any episode publishes: the first update reads from here.
     if (policies.length > 0 && patched('update-groups-start-with-the-run')) await cpu.startUpdateGroups(groupsOf);
     await emit({ type: 'RunStarted', runId, config: cfg, totalIterations: total });
@@ -288,7 +290,7 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
       finishLater({ iteration: it, summaries, startedAt });
       // End this workflow task here, so that the update's activity is scheduled now: the next
       // iteration's opening runs local activities, which would hold the task (and the update) open
-      // until they finish (bench/RESULTS.md, "async": about 1 s per iteration).
+      // until they finish (bench/notes/async-history.md, "synchronous against max_staleness 1": about 1 s per iteration).
       await sleep(1);
     }
 
@@ -319,7 +321,7 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
   // The run's weights leave the engines; its checkpoints stay (an evaluation reloads the newest).
   // patched: runs recorded before this step existed replay without it.
   if (patched('release-policies-at-end')) {
-    for (const p of policies) for (const q of workerQueues(p)) await policyActivities(q).releasePolicy(ref(p));
+    for (const p of policies) for (const q of workerQueues(p)) await policyWorker(q).releasePolicy(ref(p));
   }
   ended = reason;
   return { ...view(reason), pausedSince: null };

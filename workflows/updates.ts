@@ -8,15 +8,15 @@
 import { ActivityFailure, ApplicationFailure, CancellationScope, patched, sleep, workflowInfo } from '@temporalio/workflow';
 import type { UpdateInput, UpdateSummary } from '../activities/updatePolicy.js';
 import { replicaQueue, type PolicySpec } from '../policy/spec.js';
-import { policyActivities, replicaActivities } from './proxies.js';
+import type { proxiesOf } from './proxies.js';
 
-/** Attempts of a step over replicas, and the longest wait between two. */
+/** Attempts of a step over replicas. */
 const MAX_ATTEMPTS = 20;
-const MAX_BACKOFF_S = 30;
 
-export async function updatePolicyOf(p: PolicySpec, input: Omit<UpdateInput, 'replica'>): Promise<UpdateSummary> {
+/** `proxies`: the run's (proxiesOf its recovery settings). */
+export async function updatePolicyOf(p: PolicySpec, input: Omit<UpdateInput, 'replica'>, proxies: ReturnType<typeof proxiesOf>): Promise<UpdateSummary> {
   const world = p.replicas?.count ?? 1;
-  if (world === 1) return policyActivities(p.taskQueue, input.update.timeout_s).updatePolicy(input);
+  if (world === 1) return proxies.policyWorker(p.taskQueue, input.update.timeout_s).updatePolicy(input);
   for (let attempt = 1; ; attempt++) {
     // (The workflow run's id too: a run that continued as new asks again for a step its predecessor
     // may still be taking, and the two must not meet.)
@@ -26,13 +26,13 @@ export async function updatePolicyOf(p: PolicySpec, input: Omit<UpdateInput, 're
     try {
       const results = await scope.run(() =>
         Promise.all(Array.from({ length: world }, (_, rank) =>
-          replicaActivities(replicaQueue(p.taskQueue, rank), input.update.timeout_s).updatePolicy({ ...input, replica: { rank, world, group } }))),
+          proxies.replica(replicaQueue(p.taskQueue, rank), input.update.timeout_s).updatePolicy({ ...input, replica: { rank, world, group } }))),
       );
       return results[0];
     } catch (err) {
       scope.cancel(); // the other replicas' parts of this attempt
       if (attempt >= MAX_ATTEMPTS || !retryable(err)) throw err;
-      await sleep(Math.min(2 ** (attempt - 1), MAX_BACKOFF_S) * 1000);
+      await sleep(Math.min(2 ** (attempt - 1), proxies.maxBackoffS) * 1000);
     }
   }
 }

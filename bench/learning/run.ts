@@ -200,10 +200,10 @@ async function resultOf<T extends Workflow>(handle: WorkflowHandle<T>): Promise<
 }
 
 /** Trains for the configured iterations, following the run's progress; returns what it consumed and its curve. */
-async function train(client: Client, label: string, cfg: RunConfig, runId: string): Promise<Pick<RunResult, 'iterations' | 'tokens' | 'curve' | 'engine'>> {
+async function train(client: Client, label: string, cfg: RunConfig, runId: string, file: string): Promise<Pick<RunResult, 'iterations' | 'tokens' | 'curve' | 'engine'>> {
   const before = await engineCounters(engineUrl);
   const t0 = Date.now();
-  const handle = await startOrAttach(client, trainingRun, { taskQueue: CPU_QUEUE, workflowId: runId, args: [{ config: cfg }] });
+  const handle = await startOrAttach(client, trainingRun, { taskQueue: CPU_QUEUE, workflowId: runId, args: [{ config: cfg }], memo: { config: file } });
   let seen = -1;
   let gap = false;
   let finished = false;
@@ -246,7 +246,7 @@ async function runOne(client: Client, kind: RunResult['kind'], row: Row, seed: n
   const started = Date.now();
   const runId = `learn-${stamp}-${kind === 'tune' ? `tune${lr}-` : ''}${row.id}-s${seed}`;
   const label = `${row.id} seed ${seed}${kind === 'tune' ? ` lr ${lr}` : ''}`;
-  const trained = row.algorithm === null ? { iterations: 0, tokens: 0, curve: [], engine: null } : await train(client, label, config(row, seed, lr, 'run'), runId);
+  const trained = row.algorithm === null ? { iterations: 0, tokens: 0, curve: [], engine: null } : await train(client, label, config(row, seed, lr, 'run'), runId, row.file);
   // Tuning plays the validation problems of training; final evaluations play the test problems
   // (or, with --eval-on validation, the validation ones), sampled (the primary figure) and greedily.
   const split = kind === 'tune' ? 'validation' : settings.evalOn;

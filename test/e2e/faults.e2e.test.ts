@@ -17,7 +17,7 @@ import { stackUp } from '../../infra/stack.js';
 import { progressQuery, stopSignal, type RunProgress } from '../../workflows/messages.js';
 import { trainingRun } from '../../workflows/trainingRun.js';
 import { assertExactlyOnce } from '../support/exactlyOnce.js';
-import { faultSeed, kill9, restart, resultAcrossOutages, seededRandom, shuffled, sleep, type FaultTarget } from '../support/faults.js';
+import { FAST_RECOVERY, faultSeed, kill9, restart, resultAcrossOutages, seededRandom, shuffled, sleep, type FaultTarget } from '../support/faults.js';
 import { temporal } from '../support/stack.js';
 
 const TARGETS: FaultTarget[] = ['cpu-worker', 'policy-worker', 'engine', 'projector', 'kafka', 'temporal', 'postgres'];
@@ -86,6 +86,7 @@ for (const staleness of [0, 1]) test(`kill -9 of every process mid-run, each res
     'training.train_sample_num=2',
     'training.max_response_length=24',
     'env.max_turns=2',
+    ...FAST_RECOVERY,
     ...(staleness > 0 ? [`rollout.max_staleness=${staleness}`, 'update.behaviour_weight_cap=2'] : []),
   ]);
   assert.ok(cfg.ok);

@@ -22,7 +22,7 @@ import { CPU_QUEUE, projectPath } from '../../infra/settings.js';
 import { stackUp } from '../../infra/stack.js';
 import { trainingRun } from '../../workflows/trainingRun.js';
 import { assertExactlyOnce } from '../support/exactlyOnce.js';
-import { kill9, restart, resultAcrossOutages, sleep } from '../support/faults.js';
+import { FAST_RECOVERY, kill9, restart, resultAcrossOutages, sleep } from '../support/faults.js';
 import { database, temporal } from '../support/stack.js';
 
 const log = (line: string) => console.log(`[long] ${new Date().toISOString().slice(11, 19)} ${line}`);
@@ -53,6 +53,7 @@ function config(maxResponse: number, maxPrompt: number) {
     // system prompt and the last tokens). The long run's 256 cuts every prompt (the first turn's
     // are 288 and 429 tokens, their system prompts 96 and 231).
     `training.max_prompt_length=${maxPrompt}`,
+    ...FAST_RECOVERY,
     'agent_policy_configs.agent_configs.agent_0.train_llm_config.ignore_eos=true',
     'agent_policy_configs.agent_configs.agent_1.train_llm_config.ignore_eos=true',
   ]);

@@ -18,7 +18,7 @@ import { freePort, startPolicyWorker } from '../../infra/stack.js';
 import { progressQuery, stopSignal, type RunProgress } from '../../workflows/messages.js';
 import { trainingRun } from '../../workflows/trainingRun.js';
 import { assertExactlyOnce } from '../support/exactlyOnce.js';
-import { sleep } from '../support/faults.js';
+import { FAST_HEARTBEAT_TIMEOUT_MS, FAST_RECOVERY, sleep } from '../support/faults.js';
 import { childPids } from '../support/hostProcesses.js';
 import { database, settings, temporal } from '../support/stack.js';
 
@@ -63,6 +63,7 @@ test('kill -9 of a replica\'s engine, then of its worker, during updates: steps 
     'placement.shared_model.replicas=2', `placement.shared_model.rendezvous=127.0.0.1:${await freePort()}`,
     // A replica that died before it joined is waited for this long before the step fails and is retried.
     'placement.shared_model.replica_join_timeout_s=10',
+    ...FAST_RECOVERY,
   ]);
   assert.ok(cfg.ok, JSON.stringify(!cfg.ok && cfg.issues));
   const runId = `replica-faults-${Date.now()}`;
@@ -98,8 +99,8 @@ test('kill -9 of a replica\'s engine, then of its worker, during updates: steps 
   log(`killed replica 1's worker (pid ${replica1.pid}) while iteration ${p.iteration} samples`);
   const rolledOut = await progressUntil(handle, 'that rollout done on replica 0 alone', (x) => x.status === 'updating');
   log(`iteration ${rolledOut.iteration} sampled without replica 1, ${((Date.now() - killedAt) / 1000).toFixed(1)} s after the kill`);
-  // Its turns were retried elsewhere once their heartbeats had timed out (30 s, workflows/proxies.ts).
-  assert.ok(Date.now() - killedAt >= 25_000, 'the rollout waited for the dead replica\'s turns to time out');
+  // Its turns were retried elsewhere once their heartbeats had timed out (recovery.heartbeat_timeout_s).
+  assert.ok(Date.now() - killedAt >= 0.8 * FAST_HEARTBEAT_TIMEOUT_MS, 'the rollout waited for the dead replica\'s turns to time out');
   replica1 = await startReplica1();
   log('replica 1 is back');
 

@@ -12,7 +12,7 @@ import { stackUp } from '../../infra/stack.js';
 import { progressQuery } from '../../workflows/messages.js';
 import { trainingRun } from '../../workflows/trainingRun.js';
 import { assertExactlyOnce } from '../support/exactlyOnce.js';
-import { resultAcrossOutages } from '../support/faults.js';
+import { FAST_RECOVERY, resultAcrossOutages } from '../support/faults.js';
 import { eventually } from '../support/eventually.js';
 import { temporal } from '../support/stack.js';
 
@@ -37,6 +37,7 @@ for (const staleness of [0, 1]) test(`stack down mid-run, stack up, rollout.max_
     'training.train_sample_num=2',
     'training.max_response_length=24',
     'env.max_turns=2',
+    ...FAST_RECOVERY,
     ...(staleness > 0 ? [`rollout.max_staleness=${staleness}`, 'update.behaviour_weight_cap=2'] : []),
   ]);
   assert.ok(cfg.ok);

@@ -10,6 +10,14 @@ import { servicePid } from './processes.js';
 /** What a fault test can kill: the stack's services, plus the engine inside the policy worker. */
 export type FaultTarget = 'cpu-worker' | 'policy-worker' | 'engine' | 'projector' | 'kafka' | 'temporal' | 'postgres';
 
+/**
+ * The fault tests' recovery settings (configs/schema.ts `recovery`): a dead worker's attempt is
+ * noticed after 10 s of missed heartbeats instead of 30, and retries wait at most 5 s instead of
+ * 30, so that each kill costs the test seconds, not a minute.
+ */
+export const FAST_RECOVERY = ['recovery.heartbeat_timeout_s=10', 'recovery.retry_max_interval_s=5'];
+export const FAST_HEARTBEAT_TIMEOUT_MS = 10_000;
+
 /** A small seeded generator of floats in [0, 1): the environments' own mulberry32. */
 export const seededRandom = mulberry32;
 

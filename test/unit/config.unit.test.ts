@@ -329,3 +329,10 @@ test('configs that cannot learn are refused, naming the key', () => {
   assert.ok(loadRunConfig(file, ['base_models.policy_0.scripted=true', 'update.allow_no_trainable_policy=true']).ok);
   assert.ok(loadRunConfig('configs/hanabi/hanabi_L0_single_agent.yaml').ok, 'a scripted partner beside a model is fine');
 });
+
+test('recovery: 30 s heartbeat timeout and retries from 1 s up to 30 s by default; bad values named by path', () => {
+  const ok = loadRunConfig(SKELETON);
+  assert.deepEqual(ok.ok && ok.config.recovery, { heartbeat_timeout_s: 30, retry_initial_interval_s: 1, retry_max_interval_s: 30 });
+  const bad = loadRunConfig(SKELETON, ['recovery.heartbeat_timeout_s=0', 'recovery.retry_initial_interval_s=10', 'recovery.retry_max_interval_s=5']);
+  assert.deepEqual(!bad.ok && bad.issues.map((i) => i.path).sort(), ['recovery.heartbeat_timeout_s', 'recovery.retry_max_interval_s'].sort());
+});

@@ -4,9 +4,9 @@ import { mock, test } from 'node:test';
 import type { Context } from '@temporalio/activity';
 import { HEARTBEAT_EVERY_MS, heartbeatWhileRunning } from '../../services/heartbeat.js';
 
-function intercepted(fn: () => Promise<unknown>, isLocal = false) {
+function intercepted(fn: () => Promise<unknown>, isLocal = false, heartbeatTimeoutMs: number | undefined = 30_000) {
   let beats = 0;
-  const ctx = { heartbeat: () => beats++, info: { isLocal } } as unknown as Context;
+  const ctx = { heartbeat: () => beats++, info: { isLocal, heartbeatTimeoutMs } } as unknown as Context;
   const { execute } = heartbeatWhileRunning(ctx).inbound!;
   const running = execute!({ args: [], headers: {} }, fn);
   return { running, beats: () => beats };
@@ -52,6 +52,20 @@ test('a local activity does not heartbeat: its workflow task watches its worker'
     finish('scored');
     assert.equal(await a.running, 'scored');
     assert.equal(a.beats(), 0);
+  } finally {
+    mock.timers.reset();
+  }
+});
+
+test('under a heartbeat timeout shorter than 15 s (recovery.heartbeat_timeout_s in a fault test) it beats three times per timeout', async () => {
+  mock.timers.enable({ apis: ['setInterval'] });
+  try {
+    let finish!: (v: string) => void;
+    const a = intercepted(() => new Promise((r) => (finish = r)), false, 6_000);
+    mock.timers.tick(6_000);
+    assert.equal(a.beats(), 3);
+    finish('done');
+    await a.running;
   } finally {
     mock.timers.reset();
   }

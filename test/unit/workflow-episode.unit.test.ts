@@ -456,3 +456,17 @@ test("a prompt the engine cut to max_prompt_length is recorded with its turn, co
   assert.equal(eventsOf(whole.calls, 'EpisodeFinished')[0].promptsTruncated, undefined);
   assert.equal(whole.summary.promptsTruncated, undefined);
 });
+
+test("the run's recovery settings are its activities' heartbeat timeout and retry intervals", async () => {
+  h.mocks.agentTurn = guardsTurn;
+  const ep = 'unit/recovery/ep0';
+  await play(mathRefine(['recovery.heartbeat_timeout_s=7', 'recovery.retry_initial_interval_s=0.5', 'recovery.retry_max_interval_s=4']), ep, 15);
+  const history = await h.env.client.workflow.getHandle(ep).fetchHistory();
+  const scheduled = history.events!.flatMap((e) => e.activityTaskScheduledEventAttributes ?? []);
+  assert.ok(scheduled.length > 0);
+  for (const a of scheduled) {
+    assert.equal(Number(a.heartbeatTimeout?.seconds), 7, a.activityType?.name ?? '');
+    assert.equal(Number(a.retryPolicy?.initialInterval?.nanos), 500_000_000);
+    assert.equal(Number(a.retryPolicy?.maximumInterval?.seconds), 4);
+  }
+});
