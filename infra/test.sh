@@ -5,7 +5,8 @@
 # Two lanes run side by side, since they share nothing: the tiers that need no stack (unit,
 # engine) and the tests that disrupt the stack (kill -9, stack down/up, engine restart: each
 # needs the stack to itself). Then the other integration and end-to-end tests, one file at a time.
-# Each lane's output is printed whole when it ends, runners' summary lines included.
+# Each lane's output is printed whole when it ends, runners' summary lines included, with the
+# lane's wall time, each test file's time (test/support/fileTimes.mjs) and pytest's slowest tests.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -17,28 +18,39 @@ echo; echo "== test stack in $TANDEM_DATA_DIR"
 node bin/tandem.js stack down >/dev/null 2>&1 || true
 rm -rf "$TANDEM_DATA_DIR"
 logs="$(mktemp -d)"  # each lane's output
-trap 'node bin/tandem.js stack down || true; rm -rf "$logs"' EXIT
+trap 'node bin/tandem.js stack down || true; rm -rf "$logs"; echo "== the test command: $SECONDS s wall, set-up included"' EXIT
 node bin/tandem.js stack up
 
 disruptive=(test/e2e/faults.e2e.test.ts test/e2e/resume.e2e.test.ts test/e2e/long-responses.e2e.test.ts test/integration/engine-restart.integration.test.ts test/integration/stack-processes.integration.test.ts)
 # The test runner and its test processes start with infra/node/v8Flags.js (Node's exit deadlock,
 # nodejs/node#54918).
-run_tests() { node --import ./infra/node/v8Flags.js --import tsx --test "$@"; }
+run_tests() {
+  node --import ./infra/node/v8Flags.js --import tsx --test --test-reporter=tap --test-reporter-destination=stdout \
+    --test-reporter=./test/support/fileTimes.mjs --test-reporter-destination=stdout "$@"
+}
+# `timed NAME CMD...`: runs CMD, then prints the lane's wall time (whether it passed or not).
+timed() {
+  local name="$1" t0=$SECONDS rc=0
+  shift
+  "$@" || rc=$?
+  echo "== $name: $((SECONDS - t0)) s wall$([ "$rc" = 0 ] || echo ", FAILED")"
+  return "$rc"
+}
 node_test() { run_tests --test-concurrency=1 --test-timeout=900000 "$@"; }
 (
   echo "== unit tests"
-  run_tests test/unit/*.unit.test.ts
+  timed "unit tests" run_tests test/unit/*.unit.test.ts
   echo; echo "== engine tests (pytest)"
-  .venv/bin/python -m pytest services/engine/tests -q
+  timed "engine tests" .venv/bin/python -m pytest services/engine/tests -q --durations=15
   echo; echo "== GPU check in smoke mode (bench/gpu/check.py --smoke: its every stage, tiny, on the CPU)"
-  .venv/bin/python -m pytest bench/gpu -q
+  timed "GPU check smoke" .venv/bin/python -m pytest bench/gpu -q
   echo; echo "== Python lint of the code environment (ruff: syntax errors, pyflakes)"
   .venv/bin/ruff check --no-cache --select E9,F envs/code
 ) > "$logs/no-stack.log" 2>&1 &
 no_stack=$!
 (
   echo "== tests that disrupt the stack: ${disruptive[*]}"
-  node_test "${disruptive[@]}"
+  timed "tests that disrupt the stack" node_test "${disruptive[@]}"
 ) > "$logs/disruptive.log" 2>&1 &
 disrupt=$!
 status=0
@@ -53,4 +65,4 @@ rest=()
 for f in test/integration/*.integration.test.ts test/e2e/*.e2e.test.ts; do
   [[ " ${disruptive[*]} " == *" $f "* ]] || rest+=("$f")
 done
-node_test "${rest[@]}"
+timed "integration and end-to-end tests" node_test "${rest[@]}"
