@@ -132,7 +132,7 @@ export const SUITES: Suite[] = [
     overrides: () => {
       const model = '.tools/models/tandem-tiny-helper-reading';
       if (!existsSync(join(projectRoot, model, 'config.json'))) {
-        throw new Error(`--suite planpath-helper-reading: ${model} is not built; TANDEM_READING_MODEL=1 bash infra/setup.sh builds it (55 minutes on one core of a 2-core VM)`);
+        throw new Error(`--suite planpath-helper-reading: ${model} is not built; 'bash infra/models.sh tandem-tiny-helper-reading' builds it (55 minutes on one core of a 2-core VM)`);
       }
       return { ...NONE(), run: [`base_models.policy_0.path=${model}`] };
     },

@@ -11,6 +11,7 @@ from __future__ import annotations
 import glob
 import json
 import os
+import re
 
 import torch
 import torch.utils.checkpoint
@@ -38,7 +39,9 @@ def inspect(path: str) -> dict:
     if not isinstance(path, str) or not path:
         raise EngineError("LoadError", "model_path is empty")
     if not os.path.exists(path):
-        raise load_error(path, "does not exist")
+        built = re.search(r"(?:^|/)\.tools/models/([^/]+)/?$", path)
+        raise load_error(path, "does not exist" + (f"; it is one of the project's models: `bash infra/models.sh {built.group(1)}` builds it"
+                                                   if built else ""))
     if os.path.isfile(path):
         if not path.endswith(".gguf"):
             raise load_error(path, "is a file but not a .gguf file (expected a Hugging Face folder or a .gguf file)")

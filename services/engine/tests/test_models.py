@@ -34,6 +34,8 @@ def test_inspect_bad_paths(eng, tiny_model, tmp_path):
     text.write_text("hello")
     cases = {
         tmp_path / "missing": "does not exist",
+        # one of the project's models, not built yet: how to build it
+        tmp_path / ".tools" / "models" / "tandem-tiny-sokoban": "`bash infra/models.sh tandem-tiny-sokoban` builds it",
         empty: "no config.json",
         broken("no-tokenizer", drop=["tokenizer.json"]): "no tokenizer files",
         broken("no-weights", drop=["model.safetensors"]): "no weight files",
