@@ -175,10 +175,10 @@ function config(row: Row, seed: number, lr: number | null, split: 'run' | 'valid
   return loaded.config;
 }
 
-/** Starts the workflow, or attaches to the one of that id (running, or finished). */
+/** Starts the workflow, or attaches to the one of that id (running, or completed; one that failed is started again). */
 async function startOrAttach<T extends Workflow>(client: Client, wf: T, options: WorkflowStartOptions<T>): Promise<WorkflowHandle<T>> {
   try {
-    return await client.workflow.start(wf, { ...options, workflowIdReusePolicy: 'REJECT_DUPLICATE' });
+    return await client.workflow.start(wf, { ...options, workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY' });
   } catch (err) {
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
     console.error(`attached to ${options.workflowId}`);
