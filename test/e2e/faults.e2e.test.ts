@@ -1,12 +1,12 @@
 // Fault tests on the real stack, strictly on-policy and asynchronous (rollout.max_staleness 0 and
-// 1): one run each, and while it runs every process is killed with -9 in
+// 1): two runs at once, one of each, and while they run every process is killed with -9 in
 // turn and restarted after a seeded random outage: the CPU worker, the policy worker, the
 // engine, the projector, the Kafka broker, the Temporal server and Postgres (the event store, and
 // the payload store the workers read large payloads from). Each dies at a seeded random
 // moment while episodes sample or while the update runs (the policy worker always during an
-// update). Once one whole iteration has run after the last restart, the run is stopped (the
-// `stop` signal: it ends after the current iteration's update). It must end cleanly, and
-// Postgres must show every iteration's samples consumed by exactly one update.
+// update), of one run or the other in turn. Once one whole iteration has run after the last
+// restart, each run is stopped (the `stop` signal: it ends after the current iteration's update).
+// Each must end cleanly, and Postgres must show every iteration's samples consumed by exactly one update.
 // The seed is printed; TANDEM_FAULT_SEED=<seed> replays the same schedule.
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
@@ -76,25 +76,32 @@ async function waitForProgress(handle: WorkflowHandle, done: (p: RunProgress) =>
 
 const seed = faultSeed();
 
-// Strictly on-policy, and asynchronous (an iteration's update runs while the next one's episodes play).
-for (const staleness of [0, 1]) test(`kill -9 of every process mid-run, each restarted, rollout.max_staleness ${staleness}: the run goes on and ends cleanly, every sample in exactly one update (seed ${seed})`, { timeout: 40 * 60_000 }, async () => {
-  log(`seed ${seed}; replay with TANDEM_FAULT_SEED=${seed}; rollout.max_staleness ${staleness}`);
+// Two runs at once under one kill schedule: strictly on-policy (rollout.max_staleness 0) and
+// asynchronous (1: an iteration's update runs while the next one's episodes play). Each kill is
+// timed by one run's phase, the two runs taking turns, so the other run loses the same process at
+// whatever moment it is in: each run loses each process at a different moment of its own.
+test(`kill -9 of every process under two runs at once (rollout.max_staleness 0 and 1), each restarted: both go on and end cleanly, every sample in exactly one update (seed ${seed})`, { timeout: 40 * 60_000 }, async () => {
+  log(`seed ${seed}; replay with TANDEM_FAULT_SEED=${seed}`);
   const random = seededRandom(seed);
-  const cfg = loadRunConfig('configs/planpath/planpath_L1_prompt.yaml', [
-    `training.total_training_steps=${MAX_ITERATIONS}`,
-    'training.train_batch_size=2',
-    'training.train_sample_num=2',
-    'training.max_response_length=24',
-    'env.max_turns=2',
-    ...FAST_RECOVERY,
-    ...(staleness > 0 ? [`rollout.max_staleness=${staleness}`, 'update.behaviour_weight_cap=2'] : []),
-  ]);
-  assert.ok(cfg.ok);
-  const runId = `faults-${seed}-s${staleness}-${Date.now()}`;
-  const handle = await t.client.workflow.start(trainingRun, { taskQueue: CPU_QUEUE, workflowId: runId, args: [{ config: cfg.config }] });
-  log(`run ${runId} started`);
+  const runs = await Promise.all([0, 1].map(async (staleness) => {
+    const cfg = loadRunConfig('configs/planpath/planpath_L1_prompt.yaml', [
+      `training.total_training_steps=${MAX_ITERATIONS}`,
+      'training.train_batch_size=2',
+      'training.train_sample_num=2',
+      'training.max_response_length=24',
+      'env.max_turns=2',
+      ...FAST_RECOVERY,
+      ...(staleness > 0 ? [`rollout.max_staleness=${staleness}`, 'update.behaviour_weight_cap=2'] : []),
+    ]);
+    assert.ok(cfg.ok);
+    const runId = `faults-${seed}-s${staleness}-${Date.now()}`;
+    const handle = await t.client.workflow.start(trainingRun, { taskQueue: CPU_QUEUE, workflowId: runId, args: [{ config: cfg.config }] });
+    log(`run ${runId} started (rollout.max_staleness ${staleness})`);
+    return { staleness, runId, handle };
+  }));
 
-  for (const target of shuffled(TARGETS, random)) {
+  for (const [i, target] of shuffled(TARGETS, random).entries()) {
+    const lead = runs[i % 2];
     // The policy worker always dies during an update (the moment exactly-once is about); the
     // others during sampling or updating, at random.
     const phase = target === 'policy-worker' || random() < 0.5 ? 'updating' : 'sampling';
@@ -102,24 +109,27 @@ for (const staleness of [0, 1]) test(`kill -9 of every process mid-run, each res
     // delay spreads kills over its steps; a kill that comes after it lands in the next sampling.
     const delayMs = Math.round((phase === 'updating' ? 3_000 : 8_000) * random());
     const downMs = Math.round(1_000 + 7_000 * random());
-    const p = await waitForPhase(handle, phase, target);
+    const p = await waitForPhase(lead.handle, phase, target);
     await sleep(delayMs);
+    const other = await progress(runs[1 - (i % 2)].handle);
     const pid = await kill9(target);
-    log(`killed ${target} (pid ${pid}) ${delayMs} ms into ${phase} of iteration ${p.iteration}; down for ${downMs} ms`);
+    log(`killed ${target} (pid ${pid}) ${delayMs} ms into ${phase} of iteration ${p.iteration} of the max_staleness ${lead.staleness} run (the other: ${other ? `${other.status}, iteration ${other.iteration}` : 'not answering'}); down for ${downMs} ms`);
     await sleep(downMs);
     await restart(target, log);
   }
 
-  // Recovered: one whole iteration starts and ends after the last restart. Then stop the run.
-  const last = await waitForProgress(handle, () => true);
-  await waitForProgress(handle, (p) => p.updatesApplied >= last.updatesApplied + 2);
-  await handle.signal(stopSignal);
-  const result = await resultAcrossOutages(handle, 30 * 60_000);
-  const iterations = result.versions.shared_model;
-  log(`run ended (${result.status}): ${result.updatesApplied} updates, versions ${JSON.stringify(result.versions)}`);
-  assert.equal(result.status, 'stopped');
-  assert.ok(iterations >= last.updatesApplied + 2 && iterations < MAX_ITERATIONS, `${iterations} iterations`);
-  assert.equal(result.updatesApplied, iterations);
-  const { samples } = await assertExactlyOnce(runId, { iterations, policies: ['shared_model'] });
-  log(`exactly once: ${samples} samples, each in one update`);
+  // Recovered: one whole iteration of each run starts and ends after the last restart. Then stop them.
+  await Promise.all(runs.map(async ({ staleness, runId, handle }) => {
+    const last = await waitForProgress(handle, () => true);
+    await waitForProgress(handle, (p) => p.updatesApplied >= last.updatesApplied + 2);
+    await handle.signal(stopSignal);
+    const result = await resultAcrossOutages(handle, 30 * 60_000);
+    const iterations = result.versions.shared_model;
+    log(`run ${runId} (max_staleness ${staleness}) ended (${result.status}): ${result.updatesApplied} updates, versions ${JSON.stringify(result.versions)}`);
+    assert.equal(result.status, 'stopped');
+    assert.ok(iterations >= last.updatesApplied + 2 && iterations < MAX_ITERATIONS, `${iterations} iterations`);
+    assert.equal(result.updatesApplied, iterations);
+    const { samples } = await assertExactlyOnce(runId, { iterations, policies: ['shared_model'] });
+    log(`run ${runId}: exactly once, ${samples} samples, each in one update`);
+  }));
 });

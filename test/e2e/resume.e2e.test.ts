@@ -1,5 +1,5 @@
-// A run stopped with `tandem stack down` mid-run (every process, Temporal and Kafka included) and
-// started again with `tandem stack up` continues where it was and finishes, with every
+// Two runs stopped with one `tandem stack down` mid-run (every process, Temporal and Kafka
+// included) and started again with `tandem stack up` continue where they were and finish, with every
 // iteration's samples consumed by exactly one update: strictly on-policy, and asynchronous
 // (rollout.max_staleness 1: the stack goes down with an update and the next iteration's episodes in
 // flight together, the engine serving the episodes from a copy of the version in training).
@@ -16,7 +16,7 @@ import { FAST_RECOVERY, resultAcrossOutages } from '../support/faults.js';
 import { eventually } from '../support/eventually.js';
 import { temporal } from '../support/stack.js';
 
-const ITERATIONS = 3;
+const ITERATIONS = 5; // room for both runs to be between their first and last update at once
 
 const t = await temporal();
 after(async () => {
@@ -30,31 +30,37 @@ function tandem(...args: string[]): void {
   assert.equal(r.status, 0, `tandem ${args.join(' ')}: ${r.stdout}\n${r.stderr}`);
 }
 
-for (const staleness of [0, 1]) test(`stack down mid-run, stack up, rollout.max_staleness ${staleness}: the run continues where it was and finishes, exactly once`, { timeout: 30 * 60_000 }, async () => {
-  const cfg = loadRunConfig('configs/planpath/planpath_L1_prompt.yaml', [
-    `training.total_training_steps=${ITERATIONS}`,
-    'training.train_batch_size=2',
-    'training.train_sample_num=2',
-    'training.max_response_length=24',
-    'env.max_turns=2',
-    ...FAST_RECOVERY,
-    ...(staleness > 0 ? [`rollout.max_staleness=${staleness}`, 'update.behaviour_weight_cap=2'] : []),
-  ]);
-  assert.ok(cfg.ok);
-  const runId = `resume-s${staleness}-${Date.now()}`;
-  const handle = await t.client.workflow.start(trainingRun, { taskQueue: CPU_QUEUE, workflowId: runId, args: [{ config: cfg.config }] });
-  // Down mid-run: an update is behind it, episodes are in flight (under max_staleness 1, maybe
-  // beside the update of the iteration before).
-  const before = await eventually('iteration 2 under way', async () => {
-    const p = await handle.query(progressQuery).catch(() => undefined);
-    return p && p.updatesApplied >= 1 && p.updatesApplied < ITERATIONS && p.episodesDone >= 1 ? p : undefined;
+// One stack down/up under two runs at once: strictly on-policy and asynchronous.
+test('stack down mid-run, stack up, under two runs at once (rollout.max_staleness 0 and 1): each continues where it was and finishes, exactly once', { timeout: 30 * 60_000 }, async () => {
+  const runs = await Promise.all([0, 1].map(async (staleness) => {
+    const cfg = loadRunConfig('configs/planpath/planpath_L1_prompt.yaml', [
+      `training.total_training_steps=${ITERATIONS}`,
+      'training.train_batch_size=2',
+      'training.train_sample_num=2',
+      'training.max_response_length=24',
+      'env.max_turns=2',
+      ...FAST_RECOVERY,
+      ...(staleness > 0 ? [`rollout.max_staleness=${staleness}`, 'update.behaviour_weight_cap=2'] : []),
+    ]);
+    assert.ok(cfg.ok);
+    const runId = `resume-s${staleness}-${Date.now()}`;
+    const handle = await t.client.workflow.start(trainingRun, { taskQueue: CPU_QUEUE, workflowId: runId, args: [{ config: cfg.config }] });
+    return { runId, handle };
+  }));
+  // Down mid-run, both: an update is behind each, episodes are in flight (under max_staleness 1,
+  // maybe beside the update of the iteration before).
+  const before = await eventually('iteration 2 under way in both runs', async () => {
+    const ps = await Promise.all(runs.map(({ handle }) => handle.query(progressQuery).catch(() => undefined)));
+    return ps.every((p) => p && p.updatesApplied >= 1 && p.updatesApplied < ITERATIONS && p.episodesDone >= 1) ? ps.map((p) => p!) : undefined;
   }, 600_000);
   tandem('stack', 'down');
   tandem('stack', 'up');
 
-  const result = await resultAcrossOutages(handle, 20 * 60_000);
-  assert.equal(result.status, 'completed');
-  assert.ok(result.updatesApplied >= before.updatesApplied);
-  assert.deepEqual(result.versions, { shared_model: ITERATIONS });
-  await assertExactlyOnce(runId, { iterations: ITERATIONS, policies: ['shared_model'] });
+  await Promise.all(runs.map(async ({ runId, handle }, i) => {
+    const result = await resultAcrossOutages(handle, 20 * 60_000);
+    assert.equal(result.status, 'completed');
+    assert.ok(result.updatesApplied >= before[i].updatesApplied);
+    assert.deepEqual(result.versions, { shared_model: ITERATIONS });
+    await assertExactlyOnce(runId, { iterations: ITERATIONS, policies: ['shared_model'] });
+  }));
 });
