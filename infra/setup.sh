@@ -47,7 +47,12 @@ step "python engine environment (.venv)"
 # Built in the cache under the hash of both files and the Python version; .venv links to it.
 reqs=(services/engine/requirements.txt services/engine/requirements-test.txt)
 venv="$cache/venv-$( (cat "${reqs[@]}"; python3 --version) | sha256sum | cut -c1-16)"
-if [ ! -f "$venv/.complete" ]; then
+if [ -d .venv ] && [ ! -L .venv ] && [ "$(cat .venv/.requirements.sha 2>/dev/null)" = "$(cat "${reqs[@]}" | sha256sum | cut -d' ' -f1)" ]; then
+  # A checkout set up before the cache existed keeps its own, current environment (a running
+  # stack's engines may be using it).
+  venv=.venv
+  echo "up to date (.venv, built in place)"
+elif [ ! -f "$venv/.complete" ]; then
   rm -rf "$venv"
   python3 -m venv "$venv"
   "$venv/bin/pip" install --disable-pip-version-check -q -r "${reqs[0]}" -r "${reqs[1]}"
@@ -56,13 +61,16 @@ if [ ! -f "$venv/.complete" ]; then
 else
   echo "up to date ($venv)"
 fi
-[ "$(readlink .venv 2>/dev/null)" = "$venv" ] || { rm -rf .venv && ln -s "$venv" .venv; }
+[ "$venv" = .venv ] || [ "$(readlink .venv 2>/dev/null)" = "$venv" ] || { rm -rf .venv && ln -s "$venv" .venv; }
 .venv/bin/temporal --version
 
 step "Kafka broker jars (Maven Central)"
 # Fetched into the cache under the hash of infra/kafka/pom.xml; .tools/kafka/libs links to them.
 jars="$cache/kafka-$(sha256sum infra/kafka/pom.xml | cut -c1-16)"
-if [ ! -f "$jars/.complete" ]; then
+if [ -d .tools/kafka/libs ] && [ ! -L .tools/kafka/libs ] && [ -f .tools/kafka/libs/.complete ] && [ ! infra/kafka/pom.xml -nt .tools/kafka/libs/.complete ]; then
+  jars=.tools/kafka/libs  # fetched in place before the cache existed, and current (a running broker uses it)
+  echo "up to date (.tools/kafka/libs, fetched in place)"
+elif [ ! -f "$jars/.complete" ]; then
   command -v mvn >/dev/null || { apt-get update -q && apt-get install -y -q maven; }
   rm -rf "$jars"
   mvn -q -B -f infra/kafka/pom.xml dependency:copy-dependencies -DoutputDirectory="$jars" -DincludeScope=runtime
@@ -71,7 +79,7 @@ else
   echo "up to date ($jars)"
 fi
 mkdir -p .tools/kafka
-[ "$(readlink .tools/kafka/libs 2>/dev/null)" = "$jars" ] || { rm -rf .tools/kafka/libs && ln -s "$jars" .tools/kafka/libs; }
+[ "$jars" = .tools/kafka/libs ] || [ "$(readlink .tools/kafka/libs 2>/dev/null)" = "$jars" ] || { rm -rf .tools/kafka/libs && ln -s "$jars" .tools/kafka/libs; }
 command -v java >/dev/null || { apt-get update -q && apt-get install -y -q openjdk-17-jre-headless; }
 
 step "PostgreSQL server (Debian)"
