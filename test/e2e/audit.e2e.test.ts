@@ -1,6 +1,7 @@
 // The episode audit end to end on the real stack: short runs of every environment (scripted
-// players) and one trained Plan-Path run (tiny model, one PPO update) are recorded by the
-// projector; `tandem episodes verify` re-executes them from the record and passes; the
+// players: each environment's prompts, scoring and termination through the real workflow, every
+// agent acting and the episodes ending as the environment says) and one trained Plan-Path run
+// (tiny model, one PPO update) are recorded by the projector; `tandem episodes verify` re-executes them from the record and passes; the
 // transcripts hold prompts, responses, observations, advantages and the consuming update; and a
 // planted change to a reward or an action, or a deleted event, makes verify fail naming the step.
 import assert from 'node:assert/strict';
@@ -8,6 +9,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { after, test } from 'node:test';
 import { and, eq, like, sql } from 'drizzle-orm';
 import { loadRunConfig } from '../../configs/load.js';
+import type { TurnGroupScoredEvent } from '../../domain/events.js';
 import { episodeStream, runStream, updateStream } from '../../domain/ids.js';
 import { events } from '../../infra/db/schema.js';
 import { CPU_QUEUE } from '../../infra/settings.js';
@@ -60,10 +62,45 @@ const ENV_CONFIGS = readdirSync('configs', { withFileTypes: true })
   .sort();
 const scriptedRuns = new Map<string, string>();
 
+// What each environment's scripted episodes must show (once environments.e2e.test.ts's own runs):
+// the agents that act, and whether the scripted players solve it. The puzzles', math's and code's
+// players know the solution; in math_refine the evaluator accepts the first, correct answer, so
+// the refiner never acts; Hanabi's players are not perfect.
+const SCRIPTED: Record<string, { agents: string[]; solves: boolean }> = {
+  'configs/code/code_L1_prompt.yaml': { agents: ['code_generator', 'test_generator'], solves: true },
+  'configs/hanabi/hanabi_L1_prompt.yaml': { agents: ['player_0', 'player_1'], solves: false },
+  'configs/math/math_L1_prompt.yaml': { agents: ['tool_generator', 'reasoning_generator'], solves: true },
+  'configs/mathrefine/mathrefine_L1_prompt.yaml': { agents: ['generator_initial', 'evaluator_critique'], solves: true },
+  'configs/planpath/planpath_L1_prompt.yaml': { agents: ['tool_call_agent', 'plan_agent'], solves: true },
+  'configs/sokoban/sokoban_L1_prompt.yaml': { agents: ['tool_call_agent', 'plan_agent'], solves: true },
+  'configs/sudoku/sudoku_L1_prompt.yaml': { agents: ['tool_call_agent', 'plan_agent'], solves: true },
+};
+
+test('every environment with an L1 config has its scripted expectations here', () => {
+  assert.deepEqual(ENV_CONFIGS, Object.keys(SCRIPTED).sort());
+});
+
 for (const config of ENV_CONFIGS) {
-  test(`verify passes on a recorded run of ${config}`, { timeout: 900_000 }, async () => {
+  test(`verify passes on a recorded run of ${config}; its scripted episodes act and end as the environment says`, { timeout: 900_000 }, async () => {
     const runId = await recordedRun(config, ['base_models.policy_0.scripted=true', 'update.allow_no_trainable_policy=true'], { problems: 2, episodes: 2, updates: 0 });
     scriptedRuns.set(config, runId);
+
+    // The env, its prompts, scoring and termination through the real workflow: every agent that
+    // should act did, K = 2 candidates per group with equal rewards (a script answers the same way
+    // twice), and the episodes end solved where the players know the solution.
+    const { agents, solves } = SCRIPTED[config];
+    const recorded = await pg.db.select({ type: events.type, data: events.data }).from(events).where(like(events.stream, `episode:${runId}/it0/%`));
+    const groups = recorded.filter((e) => e.type === 'TurnGroupScored').map((e) => e.data as TurnGroupScoredEvent);
+    assert.deepEqual([...new Set(groups.map((g) => g.agent))].sort(), [...agents].sort());
+    for (const g of groups) {
+      assert.equal(g.samples.length, 2);
+      assert.equal(g.samples[0].reward, g.samples[1].reward);
+      assert.ok(g.samples.every((x) => Number.isFinite(x.reward) && x.outcome.length > 0));
+    }
+    const finished = recorded.filter((e) => e.type === 'EpisodeFinished').map((e) => e.data as { success: boolean });
+    assert.equal(finished.length, 2);
+    if (solves) assert.ok(finished.every((f) => f.success), 'the scripted players solved it');
+
     const v = await tandem('episodes', 'verify', '--run', runId);
     assert.equal(v.code, 0, v.out);
     assert.match(v.out, /2\/2 episodes verified/);
