@@ -21,7 +21,7 @@ logs="$(mktemp -d)"  # each lane's output
 trap 'node bin/tandem.js stack down || true; rm -rf "$logs"; echo "== the test command: $SECONDS s wall, set-up included"' EXIT
 node bin/tandem.js stack up
 
-disruptive=(test/e2e/faults.e2e.test.ts test/e2e/resume.e2e.test.ts test/e2e/long-responses.e2e.test.ts test/integration/engine-restart.integration.test.ts test/integration/stack-processes.integration.test.ts)
+disruptive=(test/e2e/faults.e2e.test.ts test/e2e/resume.e2e.test.ts test/e2e/long-responses.e2e.test.ts test/integration/stack-processes.integration.test.ts)
 # The test runner and its test processes start with infra/node/v8Flags.js (Node's exit deadlock,
 # nodejs/node#54918).
 run_tests() {

@@ -1,7 +1,7 @@
 // Fault tests on the real stack, strictly on-policy and asynchronous (rollout.max_staleness 0 and
 // 1): two runs at once, one of each, and while they run every process is killed with -9 in
 // turn and restarted after a seeded random outage: the CPU worker, the policy worker, the
-// engine, the projector, the Kafka broker, the Temporal server and Postgres (the event store, and
+// engine (which the policy worker replaces by itself, reloading the policies from their checkpoints), the projector, the Kafka broker, the Temporal server and Postgres (the event store, and
 // the payload store the workers read large payloads from). Each dies at a seeded random
 // moment while episodes sample or while the update runs (the policy worker always during an
 // update), of one run or the other in turn. Once one whole iteration has run after the last
@@ -18,6 +18,9 @@ import { progressQuery, stopSignal, type RunProgress } from '../../workflows/mes
 import { trainingRun } from '../../workflows/trainingRun.js';
 import { assertExactlyOnce } from '../support/exactlyOnce.js';
 import { FAST_RECOVERY, faultSeed, kill9, restart, resultAcrossOutages, seededRandom, shuffled, sleep, type FaultTarget } from '../support/faults.js';
+import { eventually } from '../support/eventually.js';
+import { childPids } from '../support/hostProcesses.js';
+import { servicePid } from '../support/processes.js';
 import { temporal } from '../support/stack.js';
 
 const TARGETS: FaultTarget[] = ['cpu-worker', 'policy-worker', 'engine', 'projector', 'kafka', 'temporal', 'postgres'];
@@ -116,6 +119,14 @@ test(`kill -9 of every process under two runs at once (rollout.max_staleness 0 a
     log(`killed ${target} (pid ${pid}) ${delayMs} ms into ${phase} of iteration ${p.iteration} of the max_staleness ${lead.staleness} run (the other: ${other ? `${other.status}, iteration ${other.iteration}` : 'not answering'}); down for ${downMs} ms`);
     await sleep(downMs);
     await restart(target, log);
+    if (target === 'engine') {
+      // The policy worker starts a fresh engine by itself, which reloads the policies from their checkpoints.
+      const fresh = await eventually('a fresh engine under the policy worker', async () => {
+        const [engine] = childPids(servicePid('policy-worker'), 'engine.py');
+        return engine && engine !== pid ? engine : undefined;
+      }, 120_000);
+      log(`the policy worker runs a fresh engine (pid ${fresh})`);
+    }
   }
 
   // Recovered: one whole iteration of each run starts and ends after the last restart. Then stop them.
