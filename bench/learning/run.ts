@@ -175,7 +175,12 @@ function config(row: Row, seed: number, lr: number | null, split: 'run' | 'valid
   return loaded.config;
 }
 
-/** Starts the workflow, or attaches to the one of that id (running, or completed; one that failed is started again). */
+/**
+ * Starts the workflow, or attaches to the one of that id (running, or completed; one that failed
+ * is started again: its children reuse their ids, and the event store keeps the first attempt's
+ * events of an episode whose stream already holds them, so audit such a re-run's episodes by its
+ * workflow results, not its record).
+ */
 async function startOrAttach<T extends Workflow>(client: Client, wf: T, options: WorkflowStartOptions<T>): Promise<WorkflowHandle<T>> {
   try {
     return await client.workflow.start(wf, { ...options, workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY' });
