@@ -88,7 +88,7 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
   const runId = workflowInfo().workflowId;
   let phase: 'running' | 'updating' | 'evaluating' = 'running';
   let ended: 'completed' | 'stopped' | null = null;
-  let evaluating = false; // an evaluation child in flight
+  let evaluating = false; // an evaluation due or in flight (continue-as-new waits for it)
   // The episode counters of the iteration in progress; the rest of what the query shows is read
   // from the run's state when asked, so that the figures it shows are always of one moment.
   const episodes = { totalIterations: 0, episodesDone: 0, episodesInFlight: 0, episodesPerIteration: 0 };
@@ -187,6 +187,9 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
 
   /** The policies as they are after `done` iterations, on held-out problems. */
   const evaluateNow = async (done: number) => {
+    // Due from here: a continue-as-new waits for it, also while a pause holds it back (the new run
+    // would not know it was due). patched: runs recorded before replay as they ran.
+    if (patched('evaluation-due-through-a-pause')) evaluating = true;
     // An evaluation plays episodes too: none starts while paused (one already running finishes).
     await life.untilResumed();
     phase = 'evaluating';
@@ -298,8 +301,8 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
     if (next < total && workflowInfo().continueAsNewSuggested) {
       if (staleness > 0 && patched('continue-as-new-carries-unfinished-iterations')) {
         // The iterations still finishing go with the run, from the state before the first of them
-        // began to; an evaluation in flight (a child, which the new run could not start again while
-        // it is being ended) finishes first.
+        // began to; an evaluation due or in flight (a child, which the new run could not start again
+        // while it is being ended) finishes first.
         await condition(() => !evaluating || failures.length > 0);
         if (failures.length > 0) throw failures[0];
         await continueAsNew<typeof trainingRun>(input, { ...state, ...(before ?? {}), unfinished: [...unfinished], lifecycle: life.carry() });

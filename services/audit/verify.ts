@@ -4,7 +4,8 @@
 //   2. Re-execution (replay.ts): the environment, reset from the recorded seed and driven by the
 //      recorded actions, must reproduce every recorded state, reward and termination.
 //   3. The advantages the consuming update recorded, recomputed from the recorded rewards
-//      (advantages.ts).
+//      (advantages.ts), and the age of every sample it trained on (the update's from-version minus
+//      the generating version) within [0, rollout.max_staleness].
 import { asc, eq, like } from 'drizzle-orm';
 import type { NodePgDatabase } from 'drizzle-orm/node-postgres';
 import { createEnvActivities } from '../../activities/env.js';
@@ -82,6 +83,10 @@ async function checkAdvantages(db: NodePgDatabase, cfg: RunConfig, record: Episo
         continue;
       }
       if (!(s.sampleId in consumed.advantages)) return `${at} is not among the samples of ${update}`;
+      // Trained on: its age (versions between the one that generated it and the update's start) within the run's bound.
+      const age = consumed.fromVersion - g.policyVersion;
+      if (age < 0 || age > cfg.rollout.max_staleness)
+        return `${at} came from v${g.policyVersion} and was trained by ${update}: age ${age}, outside [0, ${cfg.rollout.max_staleness}] (rollout.max_staleness)`;
       // null: the update left the sample's group out (the group filter, or zero variance with 'drop'), as groupAdvantages does.
       const recorded = consumed.advantages[s.sampleId];
       const recomputed = want.get(s.sampleId) ?? null;

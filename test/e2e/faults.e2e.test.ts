@@ -140,7 +140,10 @@ test(`kill -9 of every process under two runs at once (rollout.max_staleness 0 a
     assert.equal(result.status, 'stopped');
     assert.ok(iterations >= last.updatesApplied + 2 && iterations < MAX_ITERATIONS, `${iterations} iterations`);
     assert.equal(result.updatesApplied, iterations);
-    const { samples } = await assertExactlyOnce(runId, { iterations, policies: ['shared_model'] });
-    log(`run ${runId}: exactly once, ${samples} samples, each in one update`);
+    const { samples, ages } = await assertExactlyOnce(runId, { iterations, policies: ['shared_model'], maxStaleness: staleness });
+    log(`run ${runId}: exactly once, ${samples} samples, each in one update; trained by age ${JSON.stringify(Object.fromEntries(ages))}`);
+    // Under max_staleness 1 the run trained on samples one version old (the next iteration's
+    // episodes play beside the update), and, by the bound, on none older.
+    if (staleness > 0) assert.ok((ages.get(1) ?? 0) > 0, `no sample of age 1 trained under max_staleness ${staleness}`);
   }));
 });

@@ -45,7 +45,7 @@ test('stack down mid-run, stack up, under two runs at once (rollout.max_stalenes
     assert.ok(cfg.ok);
     const runId = `resume-s${staleness}-${Date.now()}`;
     const handle = await t.client.workflow.start(trainingRun, { taskQueue: CPU_QUEUE, workflowId: runId, args: [{ config: cfg.config }] });
-    return { runId, handle };
+    return { runId, handle, staleness };
   }));
   // Down mid-run, both: an update is behind each, episodes are in flight (under max_staleness 1,
   // maybe beside the update of the iteration before).
@@ -56,11 +56,12 @@ test('stack down mid-run, stack up, under two runs at once (rollout.max_stalenes
   tandem('stack', 'down');
   tandem('stack', 'up');
 
-  await Promise.all(runs.map(async ({ runId, handle }, i) => {
+  await Promise.all(runs.map(async ({ runId, handle, staleness }, i) => {
     const result = await resultAcrossOutages(handle, 20 * 60_000);
     assert.equal(result.status, 'completed');
     assert.ok(result.updatesApplied >= before[i].updatesApplied);
     assert.deepEqual(result.versions, { shared_model: ITERATIONS });
-    await assertExactlyOnce(runId, { iterations: ITERATIONS, policies: ['shared_model'] });
+    const { ages } = await assertExactlyOnce(runId, { iterations: ITERATIONS, policies: ['shared_model'], maxStaleness: staleness });
+    if (staleness > 0) assert.ok((ages.get(1) ?? 0) > 0, `no sample of age 1 trained under max_staleness ${staleness}: ${JSON.stringify(Object.fromEntries(ages))}`);
   }));
 });

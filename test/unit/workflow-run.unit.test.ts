@@ -4,7 +4,8 @@
 // expecting exactly the episodes' samples, then UpdateApplied, CheckpointSaved and
 // IterationFinished), evaluations on the val_freq schedule, the policies released at the end,
 // the pause, resume and stop signals and the progress query, continue-as-new carrying the
-// run's state and a pause (on a second dev server whose suggestContinueAsNew threshold is low),
+// run's state, a pause and an evaluation a pause holds back (on a second dev server whose
+// suggestContinueAsNew threshold is low),
 // and a bad input started with `temporal workflow start` failing with the config's field paths.
 // An activity a test must hold in flight waits at a gate() until the test opens it.
 import assert from 'node:assert/strict';
@@ -611,6 +612,46 @@ test('continue-as-new under rollout.max_staleness 1 carries the iterations still
     assert.equal(events.filter((e) => e.type === 'RunStarted').length, 1);
   } finally {
     g.open(); // (a failed assertion must not leave the held updates holding the workers' shutdown)
+    await can.close();
+  }
+});
+
+test('continue-as-new under rollout.max_staleness 1 while a pause holds an iteration\'s evaluation: the evaluation is not dropped, it runs after the resume', async () => {
+  const can = await startWorkflowHarness({ dynamicConfig: ['limit.historyCount.suggestContinueAsNew=20'] });
+  // Iteration 1's record waits at a gate, and so does iteration 2's first episode. The pause lands
+  // while the record waits: the record is then published, and the evaluation after it waits for the
+  // resume. Then iteration 2's episodes end, and the run is asked to continue as new.
+  const record = gate();
+  can.mocks.publishEvents = async (events) => {
+    if (events.some((e) => e.event.type === 'IterationFinished' && e.event.iteration === 1)) await record.pass();
+  };
+  const episode = holdEpisode(can, 'run-can-pause-eval/it2/ep0');
+  try {
+    const ITERATIONS = 4; // (a continue-as-new is asked for only with an iteration still to start)
+    const runId = 'run-can-pause-eval';
+    const handle = await startRun(runId, [
+      `training.total_training_steps=${ITERATIONS}`, 'rollout.max_staleness=1', 'update.behaviour_weight_cap=2',
+      'training.val_freq=1', 'training.val_problems=2', 'training.validate_sample_num=1',
+    ], { harness: can });
+    await Promise.all([record.reached, episode.reached]);
+    await handle.signal(pauseSignal);
+    await progressUntil(handle, 'pause received', (p) => p.status === 'paused');
+    record.open();
+    await new Promise((r) => setTimeout(r, QUIET_MS)); // the record published; the evaluation waits for the resume
+    episode.open();
+    await until("iteration 2's episodes finished", async () => (eventsOf(can.calls, 'EpisodeFinished').filter((e) => e.episodeId.startsWith(`${runId}/it2/`)).length === EPISODES ? true : undefined));
+    await new Promise((r) => setTimeout(r, QUIET_MS)); // (time for a continue-as-new to happen)
+    assert.deepEqual(eventsOf(can.calls, 'EvaluationFinished').map((e) => e.iteration), [0, 1], 'no evaluation while paused');
+    await handle.signal(resumeSignal);
+
+    const result = await handle.result();
+    assert.equal(result.status, 'completed');
+    const evaluated = eventsOf(can.calls, 'EvaluationFinished').map((e) => e.iteration);
+    assert.deepEqual([...new Set(evaluated)].sort(), [0, 1, 2, 3, 4], 'an evaluation before training and after each iteration');
+    assert.deepEqual(result.evaluations.map((e) => e.iteration), [0, 1, 2, 3, 4]);
+  } finally {
+    record.open();
+    episode.open();
     await can.close();
   }
 });

@@ -211,6 +211,18 @@ def teacher_forced(model, prompt_ids, response_ids):
     return logp[pos, torch.tensor(response_ids)]
 
 
+@torch.no_grad()
+def greedy_under(model, prompt_ids, response_ids, tol: float = 1e-3) -> bool:
+    """Whether every response token is the argmax of `model`'s logits at its position, to `tol`: a
+    greedy decode by these weights on any device (a GPU's kernels may break a near-tie otherwise
+    from one batch to the next, after which the decode still follows these weights' argmax)."""
+    ids = torch.tensor([prompt_ids + response_ids], device=model.device)
+    logits = model(input_ids=ids).logits[0].float().cpu()
+    pos = torch.arange(len(response_ids)) + len(prompt_ids) - 1
+    chosen = logits[pos, torch.tensor(response_ids)]
+    return bool((logits[pos].max(dim=-1).values - chosen <= tol).all())
+
+
 class EngineClient:
     """Talks to `engine.py` over JSON lines; each call waits for the matching response."""
 
