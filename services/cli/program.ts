@@ -5,20 +5,37 @@
 // the command connects to anything.
 import { Command, CommanderError, type Option, type OutputConfiguration } from 'commander';
 import { USAGE_EXIT, type Act } from './args.js';
-import { registerConfig } from './config.js';
-import { registerDashboard } from './dashboard.js';
-import { registerEpisodes } from './episodes.js';
-import { registerEval } from './eval.js';
-import { registerKafka } from './kafka.js';
-import { registerLifecycle } from './lifecycle.js';
-import { registerProjector } from './projector.js';
-import { registerReplay } from './replay.js';
-import { registerReport } from './report.js';
-import { registerRuns } from './runs.js';
-import { registerSandbox } from './sandbox.js';
-import { registerStack } from './stack.js';
-import { registerStatus } from './status.js';
-import { registerTrain } from './train.js';
+
+type Register = (program: Command, act: Act) => void;
+
+/**
+ * Each command file, by the top-level commands it declares, in the order of the root help. A
+ * command line loads only its command's file (and what that imports: the report's charts, the
+ * stack's clients, ...); help, `tandem` alone and an unknown command load them all.
+ */
+const COMMAND_FILES: [names: string[], load: () => Promise<Register>][] = [
+  [['stack'], async () => (await import('./stack.js')).registerStack],
+  [['config'], async () => (await import('./config.js')).registerConfig],
+  [['train'], async () => (await import('./train.js')).registerTrain],
+  [['eval'], async () => (await import('./eval.js')).registerEval],
+  [['runs'], async () => (await import('./runs.js')).registerRuns],
+  [['status'], async () => (await import('./status.js')).registerStatus],
+  [['pause', 'resume', 'stop'], async () => (await import('./lifecycle.js')).registerLifecycle],
+  [['sandbox'], async () => (await import('./sandbox.js')).registerSandbox],
+  [['replay'], async () => (await import('./replay.js')).registerReplay],
+  [['report'], async () => (await import('./report.js')).registerReport],
+  [['dashboard'], async () => (await import('./dashboard.js')).registerDashboard],
+  [['episodes'], async () => (await import('./episodes.js')).registerEpisodes],
+  [['projector'], async () => (await import('./projector.js')).registerProjector],
+  [['kafka'], async () => (await import('./kafka.js')).registerKafka],
+];
+
+/** The command files a command line needs: its command's, or all (no command word, help, or a word no file declares). */
+function filesFor(argv: readonly string[] | undefined): (typeof COMMAND_FILES)[number][] {
+  const word = argv?.find((a) => !a.startsWith('-'));
+  const own = COMMAND_FILES.find(([names]) => word !== undefined && names.includes(word));
+  return own ? [own] : COMMAND_FILES;
+}
 
 export interface Cli {
   program: Command;
@@ -26,8 +43,11 @@ export interface Cli {
   exitCode(): number;
 }
 
-/** The command tree, ready to parse one command line. OUTPUT: where help and errors go (default: stdout, stderr). */
-export function buildProgram(output?: Omit<OutputConfiguration, 'outputError'>): Cli {
+/**
+ * The command tree, ready to parse one command line: with ARGV, only the commands that line can
+ * name (COMMAND_FILES); without, all. OUTPUT: where help and errors go (default: stdout, stderr).
+ */
+export async function buildProgram(output?: Omit<OutputConfiguration, 'outputError'>, argv?: readonly string[]): Promise<Cli> {
   let code = 0;
   const act: Act = (handler) => async (...args) => {
     code = await handler(...args);
@@ -37,9 +57,8 @@ export function buildProgram(output?: Omit<OutputConfiguration, 'outputError'>):
     .usage('<command> [options]')
     .exitOverride(); // errors and help come back to runCli as CommanderErrors, for its exit codes
   if (output) program.configureOutput(output);
-  for (const register of [registerStack, registerConfig, registerTrain, registerEval, registerRuns, registerStatus, registerLifecycle, registerSandbox, registerReplay, registerReport, registerDashboard, registerEpisodes, registerProjector, registerKafka]) {
-    register(program, act);
-  }
+  const registers = await Promise.all(filesFor(argv).map(([, load]) => load()));
+  for (const register of registers) register(program, act);
   for (const cmd of allCommands(program)) {
     const name = commandPath(cmd);
     // `tandem pause: missing required argument 'RUN_ID'`, then the command's usage line.
@@ -53,7 +72,8 @@ export function buildProgram(output?: Omit<OutputConfiguration, 'outputError'>):
 }
 
 /** Runs one command line (without `node tandem`); resolves with the exit code. Runtime failures reject. */
-export async function runCli(argv: string[], cli: Cli = buildProgram()): Promise<number> {
+export async function runCli(argv: string[], built?: Cli): Promise<number> {
+  const cli = built ?? (await buildProgram(undefined, argv));
   try {
     await cli.program.parseAsync(argv, { from: 'user' });
     return cli.exitCode();

@@ -16,7 +16,7 @@ import { allCommands, buildProgram, commandPath, runCli, synopsis } from '../../
 async function cli(argv: string[], opts: { actionsRun?: boolean } = {}): Promise<{ code: number; out: string; err: string }> {
   let out = '';
   let err = '';
-  const built = buildProgram({ writeOut: (s) => (out += s), writeErr: (s) => (err += s), getOutHelpWidth: () => 80, getErrHelpWidth: () => 80 });
+  const built = await buildProgram({ writeOut: (s) => (out += s), writeErr: (s) => (err += s), getOutHelpWidth: () => 80, getErrHelpWidth: () => 80 });
   if (!opts.actionsRun) {
     built.program.hook('preAction', (_root, action) => {
       throw new Error(`\`${commandPath(action)}\` would run its action: ${argv.join(' ')}`);
@@ -26,7 +26,7 @@ async function cli(argv: string[], opts: { actionsRun?: boolean } = {}): Promise
   return { code, out, err };
 }
 
-const commands = allCommands(buildProgram().program);
+const commands = allCommands((await buildProgram()).program);
 const leaves = commands.filter((c) => c.commands.length === 0);
 const words = (c: Command) => commandPath(c).split(' ').slice(1);
 const label = (c: Command) => commandPath(c);
@@ -35,6 +35,17 @@ const minimal = (c: Command) => [
   ...c.registeredArguments.filter((a) => a.required).map(() => 'x'),
   ...c.options.filter((o) => o.mandatory).flatMap((o) => [o.long!, 'x']),
 ];
+
+test('a command line loads only the file of its command: each top-level command, alone, is declared as in the whole program', async () => {
+  const top = commands.filter((c) => c.parent?.parent === null);
+  for (const c of top) {
+    const alone = (await buildProgram(undefined, ['--some-option', c.name(), 'x'])).program;
+    assert.ok(alone.commands.length < top.length, `\`tandem ${c.name()} ...\` loads its own file only (${alone.commands.length} commands)`);
+    const own = alone.commands.find((o) => o.name() === c.name());
+    assert.ok(own, `\`tandem ${c.name()} ...\` declares ${c.name()}`);
+    assert.deepEqual(allCommands(own).map(synopsis), allCommands(c).map(synopsis));
+  }
+});
 
 test('the program has the commands the README and the project know', () => {
   const paths = leaves.map(label);
