@@ -66,6 +66,12 @@ def request(policy: str, messages: list[dict], version: int = 0, **kw) -> dict:
     """One complete request of a generate op: SAMPLING, then `kw`."""
     return {"policy": policy, "version": version, "messages": messages, **SAMPLING, **kw}
 
+# Torch's threads in this process (the in-process engines) and in the engines the tests start:
+# TANDEM_TORCH_THREADS, as for the engine (engine.py); infra/test.sh sets 1, since the tests share
+# the machine with the stack's lane. (A tiny model's small matmuls on two threads of a busy 2-core
+# machine ran 8x slower than on one: 17.4 s against 2.1 s for 8 rows of 120 tokens, 2026-11-29.)
+if os.environ.get("TANDEM_TORCH_THREADS"):
+    torch.set_num_threads(int(os.environ["TANDEM_TORCH_THREADS"]))
 DEVICE = os.environ.get("TANDEM_TEST_DEVICE") or "cpu"  # cpu | cuda | cuda:N
 ON_GPU = torch.device(DEVICE).type != "cpu"
 # The dtype the tests' policies load in (`load`'s dtype): the device's usual one unless set.
