@@ -19,7 +19,13 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
-step() { printf '\n== setup: %s\n' "$*"; }
+# `step NAME`: ends the step before (its time) and starts the next; `step done` prints the whole set-up's time.
+step_name="" step_t0=$SECONDS setup_t0=$SECONDS
+step() {
+  [ -z "$step_name" ] || printf '== setup: %s: %d s\n' "$step_name" "$((SECONDS - step_t0))"
+  step_name="$*" step_t0=$SECONDS
+  if [ "$*" = done ]; then printf '\n== setup: done in %d s\n' "$((SECONDS - setup_t0))"; else printf '\n== setup: %s\n' "$*"; fi
+}
 models=("$@")
 [ ${#models[@]} -gt 0 ] || models=(tandem-tiny smollm2-135m-instruct)
 cache="${TANDEM_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/tandem}"
