@@ -1,5 +1,6 @@
-// End to end: a short real run, then `tandem report` writes its plots and pages from Postgres.
-// Every PNG is a valid, non-empty PNG; every link of the HTML resolves to a file.
+// End to end: `tandem report` writes the plots and pages of a short real run (the shared run of
+// test/support/sharedRun.ts) from Postgres. Every PNG is a valid, non-empty PNG; every link of the
+// HTML resolves to a file.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -7,15 +8,11 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { after, before, test } from 'node:test';
 import { eq } from 'drizzle-orm';
-import { episodes, runs } from '../../infra/db/schema.js';
-import { eventually } from '../support/eventually.js';
+import { episodes } from '../../infra/db/schema.js';
+import { SHARED_RUN, sharedRun } from '../support/sharedRun.js';
 import { database } from '../support/stack.js';
 
-const ITERATIONS = 2;
-const EPISODES = 2;
-/** Evaluations before training and after the last iteration, of this many held-out problems each. */
-const VAL_PROBLEMS = 2;
-const runId = `report-e2e-${Date.now()}`;
+const { runId, iterations: ITERATIONS, episodes: EPISODES, valProblems: VAL_PROBLEMS } = SHARED_RUN;
 const out = mkdtempSync(join(tmpdir(), 'tandem-report-'));
 const pg = database();
 after(async () => {
@@ -28,23 +25,7 @@ const tandem = (...args: string[]) => spawnSync(process.execPath, ['bin/tandem.j
 let report: ReturnType<typeof tandem>;
 
 before(async () => {
-  const train = tandem(
-    'train', 'configs/planpath/planpath_L1_prompt.yaml',
-    `training.total_training_steps=${ITERATIONS}`,
-    `training.train_batch_size=${EPISODES}`,
-    'training.train_sample_num=2',
-    'training.max_response_length=16',
-    'env.max_turns=2',
-    `training.val_freq=${ITERATIONS}`,
-    `training.val_problems=${VAL_PROBLEMS}`,
-    '--id', runId, '--wait',
-  );
-  assert.equal(train.status, 0, train.stderr);
-  // The projector writes the read models shortly after the run ends.
-  await eventually('the run completed in Postgres', async () => {
-    const [run] = await pg.db.select({ status: runs.status }).from(runs).where(eq(runs.runId, runId));
-    return run?.status === 'completed' ? run : undefined;
-  });
+  await sharedRun();
   report = tandem('report', runId, '--out', out);
 });
 
