@@ -3,6 +3,8 @@
 //   two-step  a op1 b op2 c, op1 of +, -, × and op2 of + and -: a + b + c, a + b - c,
 //             a - b + c, a - b - c, a × b + c, a × b - c (a, b, c two-digit, except a × b's a of
 //             2-9; no intermediate or final result below 0)
+//   two-step, three-digit  the same six forms with a, b, c of three digits, except a × b's a of
+//             2-9 and b of two digits (c three-digit): harder sums, the same products
 // Row i of each file has form i mod forms (the forms in turn: the 64 test problems and each
 // iteration's problems mix them evenly), its operands drawn with an integer PRNG (mulberry32), so
 // their low bits are as random as their high ones. The validation and the test file are fixed (the same for every seed and row)
@@ -16,7 +18,8 @@ import { join } from 'node:path';
 import { mulberry32, randomInt } from '../../envs/shared/rng.js';
 import { projectRoot } from '../../infra/settings.js';
 
-export type Steps = 1 | 2;
+/** The task: one-step, two-step (two-digit), two-step with three-digit operands; also its files' name prefix. */
+export type Task = 'arith1' | 'arith2' | 'arith2-3d';
 
 export interface Problem {
   question: string;
@@ -33,36 +36,41 @@ const trainStream = (seed: number) => 0x5eed0000 + seed;
 /** A form draws its operands with int(lo, hi) (inclusive); null: a step below 0, draw again. */
 type Form = (int: (lo: number, hi: number) => number) => [question: string, answer: number] | null;
 const two = (int: (lo: number, hi: number) => number) => int(10, 99);
+const three = (int: (lo: number, hi: number) => number) => int(100, 999);
 const ok = (question: string, ...steps: number[]): [string, number] | null => (steps.every((v) => v >= 0) ? [question, steps[steps.length - 1]] : null);
 
-const FORMS: Record<Steps, Form[]> = {
-  1: [
+/** The six two-step forms, their operands drawn by `n` (a × b's a of 2-9, b two-digit). */
+const twoStep = (n: typeof two): Form[] => [
+  (int) => ((a, b, c) => ok(`${a} + ${b} + ${c}`, a + b + c))(n(int), n(int), n(int)),
+  (int) => ((a, b, c) => ok(`${a} + ${b} - ${c}`, a + b - c))(n(int), n(int), n(int)),
+  (int) => ((a, b, c) => ok(`${a} - ${b} + ${c}`, a - b, a - b + c))(n(int), n(int), n(int)),
+  (int) => ((a, b, c) => ok(`${a} - ${b} - ${c}`, a - b, a - b - c))(n(int), n(int), n(int)),
+  (int) => ((a, b, c) => ok(`${a} × ${b} + ${c}`, a * b + c))(int(2, 9), two(int), n(int)),
+  (int) => ((a, b, c) => ok(`${a} × ${b} - ${c}`, a * b - c))(int(2, 9), two(int), n(int)),
+];
+
+const FORMS: Record<Task, Form[]> = {
+  arith1: [
     (int) => ((a, b) => ok(`${a} + ${b}`, a + b))(two(int), two(int)),
     (int) => ((a, b) => ok(`${Math.max(a, b)} - ${Math.min(a, b)}`, Math.abs(a - b)))(two(int), two(int)),
     (int) => ((a, b) => ok(`${a} × ${b}`, a * b))(int(2, 12), two(int)),
   ],
-  2: [
-    (int) => ((a, b, c) => ok(`${a} + ${b} + ${c}`, a + b + c))(two(int), two(int), two(int)),
-    (int) => ((a, b, c) => ok(`${a} + ${b} - ${c}`, a + b - c))(two(int), two(int), two(int)),
-    (int) => ((a, b, c) => ok(`${a} - ${b} + ${c}`, a - b, a - b + c))(two(int), two(int), two(int)),
-    (int) => ((a, b, c) => ok(`${a} - ${b} - ${c}`, a - b, a - b - c))(two(int), two(int), two(int)),
-    (int) => ((a, b, c) => ok(`${a} × ${b} + ${c}`, a * b + c))(int(2, 9), two(int), two(int)),
-    (int) => ((a, b, c) => ok(`${a} × ${b} - ${c}`, a * b - c))(int(2, 9), two(int), two(int)),
-  ],
+  arith2: twoStep(two),
+  'arith2-3d': twoStep(three),
 };
 
 /**
- * `count` problems of `steps` from PRNG stream `stream`, none in `exclude` nor twice. Row i has
+ * `count` problems of `task` from PRNG stream `stream`, none in `exclude` nor twice. Row i has
  * form i mod forms (the forms in turn), so any run of rows holds every form about equally often.
  */
-export function draw(steps: Steps, stream: number, count: number, exclude: ReadonlySet<string> = new Set()): Problem[] {
-  const forms = FORMS[steps];
+export function draw(task: Task, stream: number, count: number, exclude: ReadonlySet<string> = new Set()): Problem[] {
+  const forms = FORMS[task];
   const rng = mulberry32(stream);
   const int = (lo: number, hi: number) => lo + randomInt(rng, hi - lo + 1);
   const seen = new Set(exclude);
   const rows: Problem[] = [];
   for (let tries = 0; rows.length < count; tries++) {
-    if (tries > 100 * count) throw new Error(`draw: fewer than ${count} distinct ${steps}-step problems outside the ${exclude.size} excluded`);
+    if (tries > 100 * count) throw new Error(`draw: fewer than ${count} distinct ${task} problems outside the ${exclude.size} excluded`);
     const made = forms[rows.length % forms.length](int);
     if (made === null) continue;
     const question = `What is ${made[0]}?`;
@@ -74,10 +82,10 @@ export function draw(steps: Steps, stream: number, count: number, exclude: Reado
 }
 
 /** The validation and test problems (fixed) and seed `seed`'s training problems: no question in two of them. */
-export function problemSets(steps: Steps, seed: number): { train: Problem[]; val: Problem[]; test: Problem[] } {
-  const val = draw(steps, VAL_STREAM, HELD_OUT_ROWS);
-  const test = draw(steps, TEST_STREAM, HELD_OUT_ROWS, new Set(val.map((r) => r.question)));
-  const train = draw(steps, trainStream(seed), TRAIN_ROWS, new Set([...val, ...test].map((r) => r.question)));
+export function problemSets(task: Task, seed: number): { train: Problem[]; val: Problem[]; test: Problem[] } {
+  const val = draw(task, VAL_STREAM, HELD_OUT_ROWS);
+  const test = draw(task, TEST_STREAM, HELD_OUT_ROWS, new Set(val.map((r) => r.question)));
+  const train = draw(task, trainStream(seed), TRAIN_ROWS, new Set([...val, ...test].map((r) => r.question)));
   return { train, val, test };
 }
 
@@ -86,12 +94,12 @@ export function problemSets(steps: Steps, seed: number): { train: Problem[]; val
  * `run` for its training runs (their evaluations play the validation file), `test` for the final
  * evaluations (the test file), `validation` for final evaluations that choose the task (the validation file).
  */
-export function arithmetic(steps: Steps, seed: number): { run: string[]; test: string[]; validation: string[] } {
+export function arithmetic(task: Task, seed: number): { run: string[]; test: string[]; validation: string[] } {
   const dir = join(projectRoot, '.data', 'bench');
   mkdirSync(dir, { recursive: true });
-  const name = (part: string) => join(dir, `arith${steps}-${part}.jsonl`);
+  const name = (part: string) => join(dir, `${task}-${part}.jsonl`);
   const files = { train: name(`train-s${seed}`), val: name('val'), test: name('test') };
-  const sets = problemSets(steps, seed);
+  const sets = problemSets(task, seed);
   for (const part of ['train', 'val', 'test'] as const) writeFileSync(files[part], `${sets[part].map((r) => JSON.stringify(r)).join('\n')}\n`);
   return {
     run: [`env.dataset.path=${files.train}`, `env.val_dataset.path=${files.val}`],

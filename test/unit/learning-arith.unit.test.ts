@@ -20,10 +20,10 @@ function value(q: string): number {
   return terms.reduce((a, b) => a + b, 0);
 }
 
-for (const steps of [1, 2] as const) {
-  test(`${steps}-step problems: the forms in turn, right answers, no step below 0, odd operands as often as even`, () => {
-    const rows = draw(steps, 1, 600);
-    const forms = steps === 1 ? 3 : 6;
+for (const task of ['arith1', 'arith2', 'arith2-3d'] as const) {
+  test(`${task} problems: the forms in turn, right answers, no step below 0, odd operands as often as even`, () => {
+    const rows = draw(task, 1, 600);
+    const forms = task === 'arith1' ? 3 : 6;
     assert.equal(new Set(rows.map((r) => form(r.question))).size, forms);
     rows.forEach((r, i) => assert.equal(form(r.question), form(rows[i % forms].question), `row ${i} out of turn`));
     for (const r of rows) {
@@ -33,13 +33,19 @@ for (const steps of [1, 2] as const) {
       if (m) assert.ok(Number(m[1]) >= Number(m[2]), `${r.question}: a step below 0`);
     }
     assert.equal(new Set(rows.map((r) => r.question)).size, rows.length, 'a question twice');
+    const digits = task === 'arith2-3d' ? 3 : 2; // of every operand but a product's factors
+    for (const r of rows) {
+      const [a, b, c] = r.question.match(/\d+/g)!;
+      const sizes = r.question.includes('×') ? [a.length === 1 || task === 'arith1', b.length === 2, c === undefined || c.length === digits] : [a, b, c].filter(Boolean).map((x) => x!.length === digits);
+      assert.ok(sizes.every(Boolean), `${r.question}: operand sizes`);
+    }
     const operands = rows.flatMap((r) => r.question.match(/\d+/g)!.map(Number));
     const odd = operands.filter((n) => n % 2 === 1).length / operands.length;
     assert.ok(odd > 0.45 && odd < 0.55, `odd share ${odd}`);
   });
 
-  test(`${steps}-step problem sets: held-out files the same for every seed, disjoint; each seed its own training problems`, () => {
-    const [a, b] = [problemSets(steps, 0), problemSets(steps, 1)];
+  test(`${task} problem sets: held-out files the same for every seed, disjoint; each seed its own training problems`, () => {
+    const [a, b] = [problemSets(task, 0), problemSets(task, 1)];
     assert.deepEqual(a.val, b.val);
     assert.deepEqual(a.test, b.test);
     const heldOut = new Set([...a.val, ...a.test].map((r) => r.question));
