@@ -4,6 +4,7 @@
 // (tiny model, one PPO update) are recorded by the projector; `tandem episodes verify` re-executes them from the record and passes; the
 // transcripts hold prompts, responses, observations, advantages and the consuming update; and a
 // planted change to a reward or an action, or a deleted event, makes verify fail naming the step.
+// The runs all start as the file loads (they share nothing); each test waits for the one it reads.
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync } from 'node:fs';
 import { after, test } from 'node:test';
@@ -34,10 +35,10 @@ const count = async (where: ReturnType<typeof and>) => Number((await pg.db.selec
  * projector has recorded all of it: `episodes` episode streams (evaluations' included) and
  * `updates` updates.
  */
-async function recordedRun(config: string, overrides: string[], expect: { problems: number; episodes: number; updates: number }): Promise<string> {
+async function recordedRun(tag: string, config: string, overrides: string[], expect: { problems: number; episodes: number; updates: number }): Promise<string> {
   const cfg = loadRunConfig(config, ['training.total_training_steps=1', `training.train_batch_size=${expect.problems}`, 'training.train_sample_num=2', 'training.val_freq=0', ...overrides]);
   assert.ok(cfg.ok, JSON.stringify(!cfg.ok && cfg.issues));
-  const runId = `audit-${cfg.config.env.name}-${Date.now()}`;
+  const runId = `audit-${tag}-${cfg.config.env.name}-${Date.now()}`;
   const result = await t.client.workflow.execute(trainingRun, { taskQueue: CPU_QUEUE, workflowId: runId, args: [{ config: cfg.config }] });
   assert.equal(result.status, 'completed');
   await eventually(
@@ -60,7 +61,6 @@ const ENV_CONFIGS = readdirSync('configs', { withFileTypes: true })
   .map((d) => `configs/${d.name}/${d.name}_L1_prompt.yaml`)
   .filter((f) => existsSync(f))
   .sort();
-const scriptedRuns = new Map<string, string>();
 
 // What each environment's scripted episodes must show (once environments.e2e.test.ts's own runs):
 // the agents that act, and whether the scripted players solve it. The puzzles', math's and code's
@@ -76,14 +76,27 @@ const SCRIPTED: Record<string, { agents: string[]; solves: boolean }> = {
   'configs/sudoku/sudoku_L1_prompt.yaml': { agents: ['tool_call_agent', 'plan_agent'], solves: true },
 };
 
+/** A run started now; a failure is left for the test that awaits it (not an unhandled rejection). */
+const started = (run: Promise<string>) => (run.catch(() => undefined), run);
+const PLAN_PATH = 'configs/planpath/planpath_L1_prompt.yaml';
+// Every run the tests read starts at once, as the file loads: they share nothing, and each waits on
+// Temporal, Kafka and the projector more than on the CPU.
+const scriptedRuns = new Map(ENV_CONFIGS.map((config) => [
+  config,
+  started(recordedRun('scripted', config, ['base_models.policy_0.scripted=true', 'update.allow_no_trainable_policy=true'], { problems: 2, episodes: 2, updates: 0 })),
+]));
+// One evaluation episode before training and one after it.
+const trainedRun = started(recordedRun('trained', PLAN_PATH, ['training.max_response_length=32', 'env.max_turns=1', 'training.val_freq=1', 'training.val_problems=1', 'training.validate_sample_num=1'], { problems: 1, episodes: 3, updates: 1 }));
+// One problem, K = 2 trajectories of one candidate per turn: two episodes, one group per agent.
+const grpoRun = started(recordedRun('grpo', PLAN_PATH, ['algorithm=grpo', 'training.max_response_length=32'], { problems: 1, episodes: 2, updates: 1 }));
+
 test('every environment with an L1 config has its scripted expectations here', () => {
   assert.deepEqual(ENV_CONFIGS, Object.keys(SCRIPTED).sort());
 });
 
 for (const config of ENV_CONFIGS) {
   test(`verify passes on a recorded run of ${config}; its scripted episodes act and end as the environment says`, { timeout: 900_000 }, async () => {
-    const runId = await recordedRun(config, ['base_models.policy_0.scripted=true', 'update.allow_no_trainable_policy=true'], { problems: 2, episodes: 2, updates: 0 });
-    scriptedRuns.set(config, runId);
+    const runId = await scriptedRuns.get(config)!;
 
     // The env, its prompts, scoring and termination through the real workflow: every agent that
     // should act did, K = 2 candidates per group with equal rewards (a script answers the same way
@@ -117,18 +130,14 @@ for (const config of ENV_CONFIGS) {
   });
 }
 
-let trainedRun = '';
-
 test('a trained run: transcripts carry advantages and the update that consumed each sample; verify passes, evaluations included', { timeout: 900_000 }, async () => {
-  // One evaluation episode before training and one after it.
-  const evals = ['training.val_freq=1', 'training.val_problems=1', 'training.validate_sample_num=1'];
-  trainedRun = await recordedRun('configs/planpath/planpath_L1_prompt.yaml', ['training.max_response_length=32', 'env.max_turns=1', ...evals], { problems: 1, episodes: 3, updates: 1 });
-  const v = await tandem('episodes', 'verify', '--run', trainedRun);
+  const run = await trainedRun;
+  const v = await tandem('episodes', 'verify', '--run', run);
   assert.equal(v.code, 0, v.out);
   assert.match(v.out, /3\/3 episodes verified/);
   assert.match(v.out, /eval/);
 
-  const show = await tandem('episodes', 'show', `${trainedRun}/it0/ep0`, '--json');
+  const show = await tandem('episodes', 'show', `${run}/it0/ep0`, '--json');
   assert.equal(show.code, 0, show.out);
   const tr = JSON.parse(show.out.slice(0, show.out.lastIndexOf('}') + 1)) as Awaited<ReturnType<typeof loadTranscript>>;
   assert.equal(tr.env, 'plan_path');
@@ -139,31 +148,30 @@ test('a trained run: transcripts carry advantages and the update that consumed e
       assert.deepEqual(c.update, { policy: s.policy, fromVersion: 0, toVersion: 1 });
     }
   }
-  const text = await tandem('episodes', 'show', `${trainedRun}/it0/ep0`);
+  const text = await tandem('episodes', 'show', `${run}/it0/ep0`);
   assert.match(text.out, /-- prompt/);
   assert.match(text.out, /advantage -?\d/);
   assert.match(text.out, /update shared_model v0->v1/);
 
-  const listed = await tandem('episodes', 'list', '--run', trainedRun, '--filter', 'iteration=0');
+  const listed = await tandem('episodes', 'list', '--run', run, '--filter', 'iteration=0');
   assert.equal(listed.code, 0, listed.out);
-  assert.match(listed.out, new RegExp(`${trainedRun}/it0/ep0`));
-  const none = await tandem('episodes', 'list', '--run', trainedRun, '--filter', 'iteration=3');
-  assert.doesNotMatch(none.out, new RegExp(`${trainedRun}/it0/ep0`));
+  assert.match(listed.out, new RegExp(`${run}/it0/ep0`));
+  const none = await tandem('episodes', 'list', '--run', run, '--filter', 'iteration=3');
+  assert.doesNotMatch(none.out, new RegExp(`${run}/it0/ep0`));
   const evaluated = await eventually('both evaluations in the evaluations read model', async () => {
-    const { rows } = await pg.pool.query('SELECT iteration FROM evaluations WHERE run_id = $1 ORDER BY iteration', [trainedRun]);
+    const { rows } = await pg.pool.query('SELECT iteration FROM evaluations WHERE run_id = $1 ORDER BY iteration', [run]);
     return rows.length === 2 ? rows : undefined;
   });
   assert.deepEqual(evaluated, [{ iteration: 0 }, { iteration: 1 }]);
-  const evalsListed = await tandem('episodes', 'list', '--run', trainedRun, '--filter', 'phase=eval');
-  assert.equal(evalsListed.out.split('\n').filter((l) => l.startsWith(`${trainedRun}/eval/`)).length, 2, evalsListed.out);
-  const bad = await tandem('episodes', 'list', '--run', trainedRun, '--filter', 'sucess=true');
+  const evalsListed = await tandem('episodes', 'list', '--run', run, '--filter', 'phase=eval');
+  assert.equal(evalsListed.out.split('\n').filter((l) => l.startsWith(`${run}/eval/`)).length, 2, evalsListed.out);
+  const bad = await tandem('episodes', 'list', '--run', run, '--filter', 'sucess=true');
   assert.equal(bad.code, 2);
   assert.match(bad.out, /sucess: unknown key/);
 });
 
 test('a plain-GRPO run verifies, its trajectory-level advantages included', { timeout: 900_000 }, async () => {
-  // One problem, K = 2 trajectories of one candidate per turn: two episodes, one group per agent.
-  const runId = await recordedRun('configs/planpath/planpath_L1_prompt.yaml', ['algorithm=grpo', 'training.max_response_length=32'], { problems: 1, episodes: 2, updates: 1 });
+  const runId = await grpoRun;
   const v = await tandem('episodes', 'verify', '--run', runId);
   assert.equal(v.code, 0, v.out);
   assert.match(v.out, /2\/2 episodes verified/);
@@ -197,8 +205,8 @@ async function tampered(
 }
 
 /** Tampers with an event of the Plan-Path scripted episode. */
-function tamperedScripted(position: number, change: 'delete' | ((data: Record<string, unknown>) => void)) {
-  const runId = scriptedRuns.get('configs/planpath/planpath_L1_prompt.yaml');
+async function tamperedScripted(position: number, change: 'delete' | ((data: Record<string, unknown>) => void)) {
+  const runId = await scriptedRuns.get(PLAN_PATH);
   assert.ok(runId, 'the Plan-Path scripted run is recorded');
   const episodeId = `${runId}/it0/ep0`;
   return tampered(episodeId, episodeStream(episodeId), position, change);
@@ -230,8 +238,9 @@ test('a deleted event fails verify', { timeout: 300_000 }, async () => {
 });
 
 test('a planted change to an advantage fails verify', { timeout: 300_000 }, async () => {
-  const episodeId = `${trainedRun}/it0/ep0`;
-  const stream = updateStream(trainedRun, 'shared_model', 0);
+  const run = await trainedRun;
+  const episodeId = `${run}/it0/ep0`;
+  const stream = updateStream(run, 'shared_model', 0);
   const v = await tampered(episodeId, stream, 0, (d) => {
     const advantages = d.advantages as Record<string, number>;
     const first = Object.keys(advantages).sort()[0];
@@ -239,13 +248,13 @@ test('a planted change to an advantage fails verify', { timeout: 300_000 }, asyn
   });
   assert.equal(v.code, 1, v.out);
   assert.match(v.out, /advantages: step \d+ \(turn 0, \w+\): candidate \d advantage differs: recorded .* \(update shared_model v0->v1\), recomputed/);
-  assert.match(v.out, new RegExp(`hash chain: update:${trainedRun}/shared_model/v0: event at position 0`));
+  assert.match(v.out, new RegExp(`hash chain: update:${run}/shared_model/v0: event at position 0`));
 });
 
 test('a planted change to a sample\'s generating version (trained outside the staleness bound) fails verify', { timeout: 300_000 }, async () => {
   // The run trains strictly on-policy (rollout.max_staleness 0): a group recorded as generated by
   // v1 but trained by the update from v0 would be a sample from the future.
-  const episodeId = `${trainedRun}/it0/ep0`;
+  const episodeId = `${await trainedRun}/it0/ep0`;
   const v = await tampered(episodeId, episodeStream(episodeId), 1, (d) => void ((d as { policyVersion: number }).policyVersion = 1));
   assert.equal(v.code, 1, v.out);
   assert.match(v.out, /advantages: step 0 \(turn 0, \w+\): candidate 0 came from v1 and was trained by update shared_model v0->v1: age -1, outside \[0, 0\] \(rollout.max_staleness\)/);
@@ -257,8 +266,9 @@ test('projector rebuild gives the read models the live projection gave', { timeo
     for (const table of READ_MODEL_TABLES) out[table] = (await pg.pool.query(`SELECT to_jsonb(t)::text AS row FROM ${table} t ORDER BY 1`)).rows.map((r: { row: string }) => r.row);
     return out;
   };
+  const run = await trainedRun;
   const live = await snapshot();
-  assert.ok(live.samples.some((r) => r.includes(trainedRun)), 'the trained run is in the compared content');
+  assert.ok(live.samples.some((r) => r.includes(run)), 'the trained run is in the compared content');
   const cli = await tandem('projector', 'rebuild');
   assert.equal(cli.code, 0, cli.out);
   assert.deepEqual(await snapshot(), live);
