@@ -23,6 +23,9 @@ trap 'node bin/tandem.js stack down || true; rm -rf "$logs"; echo "== the test c
 node bin/tandem.js stack up
 
 disruptive=(test/e2e/faults.e2e.test.ts test/e2e/resume.e2e.test.ts test/e2e/long-responses.e2e.test.ts test/integration/stack-processes.integration.test.ts)
+# Integration tests that need no stack (the sandbox; an engine and its client; a policy worker that
+# stops at start): they run in the no-stack lane, off the stack's, the longer one.
+stackless=(test/integration/sandbox.integration.test.ts test/integration/engine-client.integration.test.ts test/integration/policy-worker.integration.test.ts)
 # The test runner and its test processes start with infra/node/v8Flags.js (Node's exit deadlock,
 # nodejs/node#54918).
 run_tests() {
@@ -39,12 +42,15 @@ timed() {
 }
 node_test() { run_tests --test-concurrency=1 --test-timeout=900000 "$@"; }
 # The lane that needs no stack runs in the background, its output printed when it ends: unit
-# tests, engine tests (torch on one thread: beside the stack's lane, a tiny model's matmuls on two
-# threads of a 2-core machine ran 8x slower), the GPU check's smoke mode, lint.
+# tests, the integration tests that need no stack, engine tests (torch on one thread: beside the
+# stack's lane, a tiny model's matmuls on two threads of a 2-core machine ran 8x slower), the GPU
+# check's smoke mode, lint.
 (
   export TANDEM_TORCH_THREADS="${TANDEM_TORCH_THREADS:-1}"
   echo "== unit tests"
   timed "unit tests" run_tests test/unit/*.unit.test.ts
+  echo; echo "== integration tests that need no stack: ${stackless[*]}"
+  timed "integration tests that need no stack" node_test "${stackless[@]}"
   echo; echo "== engine tests (pytest)"
   timed "engine tests" .venv/bin/python -m pytest services/engine/tests -q --durations=15
   echo; echo "== GPU check in smoke mode (bench/gpu/check.py --smoke: its every stage, tiny, on the CPU)"
@@ -61,7 +67,7 @@ echo; echo "== tests that disrupt the stack: ${disruptive[*]}"
 if timed "tests that disrupt the stack" node_test "${disruptive[@]}"; then
   rest=()
   for f in test/integration/*.integration.test.ts test/e2e/*.e2e.test.ts; do
-    [[ " ${disruptive[*]} " == *" $f "* ]] || rest+=("$f")
+    [[ " ${disruptive[*]} ${stackless[*]} " == *" $f "* ]] || rest+=("$f")
   done
   echo; echo "== integration and end-to-end tests"
   timed "integration and end-to-end tests" node_test "${rest[@]}" || status=1
