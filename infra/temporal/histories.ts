@@ -33,7 +33,7 @@ export async function fetchTrainingRun(client: Client, runId: string): Promise<R
   do {
     const recorded = await fetchRecorded(client, runId, executionRunId);
     const type = workflowTypeOf(recorded.history);
-    if (type !== 'trainingRun') throw new Error(`${runId} is a ${type} workflow, not a trainingRun`);
+    if (type !== 'trainingRun') throw new Error(`${runId} is a workflow of type ${type}, not a trainingRun`);
     chain.unshift(recorded);
     executionRunId = recorded.history.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId || undefined;
   } while (executionRunId);

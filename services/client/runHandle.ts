@@ -14,7 +14,7 @@ export async function findRun(client: Client, runId: string): Promise<FoundRun> 
   const handle = client.workflow.getHandle<typeof trainingRun>(runId);
   try {
     const d = await handle.describe();
-    if (d.type !== 'trainingRun') throw new Error(`${runId} is a ${d.type} workflow, not a training run`);
+    if (d.type !== 'trainingRun') throw new Error(`${runId} is a workflow of type ${d.type}, not a training run`);
     return { handle, status: d.status.name };
   } catch (err) {
     if (err instanceof WorkflowNotFoundError) {

@@ -113,5 +113,5 @@ test('--run follows a training run back through continue-as-new, then fetches ev
 
   await assert.rejects(fetchTrainingRun(client, 'r/it0/ep0'), /cannot fetch the history of r\/it0\/ep0: workflow not found/);
   server['r/it0/ep0|'] = server['r/it0/ep0|e00'];
-  await assert.rejects(fetchTrainingRun(client, 'r/it0/ep0'), /r\/it0\/ep0 is a episode workflow, not a trainingRun/);
+  await assert.rejects(fetchTrainingRun(client, 'r/it0/ep0'), /r\/it0\/ep0 is a workflow of type episode, not a trainingRun/);
 });
