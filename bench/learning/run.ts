@@ -1,5 +1,5 @@
 // Proof of learning: the reference's results table in small, on this machine's stack.
-//   node --import tsx bench/learning/run.ts --stamp S [--suite planpath|planpath-helper|sokoban|smollm2-math|smollm2-arith|smollm2-arith2]
+//   node --import tsx bench/learning/run.ts --stamp S [--suite planpath|planpath-helper|sokoban|smollm2-math|smollm2-arith|smollm2-arith2|smollm2-arith2-3d]
 //        [--preset reference] [--rows id,...] [--seeds N] [--first-seed N] [--iterations N] [--lr full=X,lora=Y]
 //        [--tune full=a,b,...] [--tune-seeds N] [--test-problems N] [--test-samples N]
 //        [--curve-every N] [--curve-problems N] [--batch N] [--map N] [--set key=value,...]
