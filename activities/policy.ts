@@ -1,6 +1,6 @@
 // A policy's life in an engine (policy worker): how it is loaded (from its newest complete
-// checkpoint, else its base model; on first use), the `policyVersion` and `releasePolicy`
-// activities, and where its checkpoints live.
+// checkpoint, else its base model; on first use), as its trainer or on one of its rollout engines;
+// the `policyVersion`, `syncPolicy` and `releasePolicy` activities; and where its checkpoints live.
 import { join } from 'node:path';
 import { ApplicationFailure } from '@temporalio/activity';
 import { EngineError, type EngineClient, type EngineOptim, type LoadSpec } from '../infra/engine/client.js';
@@ -15,6 +15,13 @@ export interface EngineDeps {
   engine: EngineClient;
   device: string;
   dataDir: string;
+  /** The worker's task queue (--task-queue); absent in process (tests, benches): the policies' trainer. */
+  taskQueue?: string;
+}
+
+/** Which of the policy's engines this worker's is: one of its rollout engines when it serves their queue. */
+export function roleOf(deps: EngineDeps, spec: PolicyRef['spec']): 'trainer' | 'rollout' {
+  return spec.rollout !== undefined && deps.taskQueue === spec.rollout.taskQueue ? 'rollout' : 'trainer';
 }
 
 /** `<data_dir>/runs/<run>`: a run's own folder, under its data_dir, else the worker's data folder. */
@@ -35,14 +42,17 @@ export function checkpointRoot(p: PolicyRef, workerDataDir: string): string {
  */
 export function loadSpec(deps: EngineDeps, policy: PolicyRef): LoadSpec {
   const { spec } = policy;
-  if (spec.device !== deps.device && !(spec.device === 'cuda' && deps.device.startsWith('cuda:'))) {
+  const role = roleOf(deps, spec);
+  const [device, queue] = role === 'rollout' ? [spec.rollout!.device, spec.rollout!.taskQueue] : [spec.device, spec.taskQueue];
+  if (device !== deps.device && !(device === 'cuda' && deps.device.startsWith('cuda:'))) {
     throw ApplicationFailure.nonRetryable(
-      `policy ${spec.name} is placed on ${spec.device}, but the worker on task queue ${spec.taskQueue} runs on ${deps.device}`,
+      `policy ${spec.name} is placed on ${device}, but the worker on task queue ${queue} runs on ${deps.device}`,
       'PlacementMismatch',
     );
   }
   return {
     kind: spec.kind as LoadSpec['kind'],
+    role,
     model_path: projectPath(spec.modelPath),
     // (absent in specs recorded before placement.<base>.dtype: what the engine chose then, by device)
     dtype: spec.dtype ?? (spec.device === 'cpu' ? 'float32' : 'bfloat16'),
@@ -61,6 +71,15 @@ export function offPolicy(err: unknown): unknown {
     : err;
 }
 
+/** The engine's answer to a sync: the version it holds, whether this sync installed it, the copy its rows in flight kept. */
+export interface SyncResult {
+  policy: string;
+  version: number;
+  installed: boolean;
+  copy: 'adapter' | 'model' | null;
+  seconds?: number;
+}
+
 /** Loads the policy into the engine (idempotent). -> its version. */
 export async function ensurePolicy(deps: EngineDeps, policy: PolicyRef): Promise<number> {
   const loaded = await deps.engine.request<{ version: number }>('load', { policy: engineKey(policy), ...loadSpec(deps, policy) });
@@ -72,6 +91,17 @@ export function createPolicyActivities(deps: EngineDeps) {
     /** The policy's current version, loading it (from its latest checkpoint) if needed. */
     async policyVersion(policy: PolicyRef): Promise<number> {
       return ensurePolicy(deps, policy);
+    },
+
+    /**
+     * On a rollout engine: installs version `version` from the trainer's checkpoint (loading the
+     * policy first if need be), idempotent by version; its rows in flight finish on their own version.
+     */
+    async syncPolicy(input: { policy: PolicyRef; version: number }): Promise<SyncResult> {
+      if (roleOf(deps, input.policy.spec) !== 'rollout') {
+        throw ApplicationFailure.nonRetryable(`policy ${input.policy.spec.name}: syncPolicy reached ${deps.taskQueue ?? 'an in-process worker'}, which is not one of its rollout engines`, 'PlacementMismatch');
+      }
+      return deps.engine.request<SyncResult>('sync', { policy: engineKey(input.policy), version: input.version, ...loadSpec(deps, input.policy) });
     },
 
     /** Frees the policy's weights in the engine (its checkpoints stay); a later request loads it again. */

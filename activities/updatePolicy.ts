@@ -174,8 +174,9 @@ export function createUpdateActivities(deps: EngineDeps & { kafka: Kafka; produc
           ppo_epochs: input.update.ppo_epochs ?? 1,
           behaviour_weight_cap: input.update.behaviour_weight_cap ?? null,
           // Asynchronous training: the engine goes on generating (with a copy of the version being
-          // trained) while the update runs. A step over replicas runs alone.
-          overlap: (input.maxStaleness ?? 0) > 0 && !replica,
+          // trained) while the update runs. A step over replicas runs alone; a trainer whose policy
+          // has rollout engines generates nothing, so it keeps no copy.
+          overlap: (input.maxStaleness ?? 0) > 0 && !replica && !policy.spec.rollout,
           checkpoint_root: checkpointRoot(policy, deps.dataDir),
           keep_last: input.checkpoints?.keep_last ?? null,
           keep_every: input.checkpoints?.keep_every ?? null,

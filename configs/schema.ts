@@ -112,6 +112,19 @@ const placementSchema = z.strictObject({
   // shares of it, before the step fails (and is tried again as a whole).
   replica_join_timeout_s: z.number().int().min(1).default(60),
   replica_timeout_s: z.number().int().min(1).default(600),
+  // Rollout engines: policy workers on another task queue (and device) that generate every turn of
+  // the policies on this base model, while the workers on task_queue only train them. They hold no
+  // optimizer; after each update the run installs the new version on each of them from its
+  // checkpoint (the engine's sync) before any turn asks for it. Absent: the policy's engine does
+  // both (colocated). `engines`: policy workers started with --task-queue <task_queue> --replica
+  // 0..N-1; turns spread over them, and each is synced on its own queue, <task_queue>-r<R>.
+  rollout: z
+    .strictObject({
+      task_queue: z.string().min(1),
+      device: z.string().refine((d) => /^(cpu|cuda(:\d+)?)$/.test(d), 'expected cpu, cuda or cuda:N').default('cpu'),
+      engines: z.number().int().min(1).default(1),
+    })
+    .optional(),
 });
 
 export const runConfigSchema = z

@@ -122,6 +122,8 @@ export type TandemEvent =
       /** The weights' dtype, and why auto fell back to float32 (absent on older events). */
       dtype?: string;
       dtypeNote?: string;
+      /** Rollout engines (placement.<base>.rollout): how many hold toVersion now, and the slowest one's install time. */
+      rolloutSync?: { engines: number; seconds: number };
     }
   | {
       /** Published by the update itself (not the workflow): which samples one update consumed, with their advantages. */

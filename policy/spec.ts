@@ -31,6 +31,15 @@ export interface PolicySpec {
   dtype?: 'auto' | 'float32' | 'bfloat16';
   /** Data-parallel replicas (placement.<base>.replicas); absent in specs recorded before them: 1. */
   replicas?: Replicas;
+  /** The engines that generate its turns (placement.<base>.rollout); absent: its own engine does. */
+  rollout?: RolloutEngines;
+}
+
+/** A policy's rollout engines: `engines` policy workers on `taskQueue`, each synced on its own queue. */
+export interface RolloutEngines {
+  taskQueue: string;
+  device: string;
+  engines: number;
 }
 
 /** How the replicas of a policy meet for an update (placement.<base>.*). */
@@ -89,6 +98,7 @@ function agentPolicies(cfg: RunConfig): AgentPolicy[] {
         ...(placement.replicas > 1
           ? { replicas: { count: placement.replicas, rendezvous: placement.rendezvous, joinTimeoutS: placement.replica_join_timeout_s, timeoutS: placement.replica_timeout_s, ...(placement.shard_optimizer ? { shardOptimizer: true } : {}) } }
           : {}),
+        ...(placement.rollout ? { rollout: { taskQueue: placement.rollout.task_queue, device: placement.rollout.device, engines: placement.rollout.engines } } : {}),
       },
     };
   });
@@ -108,10 +118,19 @@ export function policiesOf(cfg: RunConfig): PolicySpec[] {
 /** The task queue of one replica's updates: each rank's policy worker serves its own. */
 export const replicaQueue = (taskQueue: string, rank: number) => `${taskQueue}-r${rank}`;
 
-/** A queue that reaches each worker holding the policy once: its own, or each replica's update queue. */
+/** A queue that reaches each worker holding the policy once: its own, or each replica's update queue; and each rollout engine's. */
 export function workerQueues(p: PolicySpec): string[] {
   const n = p.replicas?.count ?? 1;
-  return n === 1 ? [p.taskQueue] : Array.from({ length: n }, (_, r) => replicaQueue(p.taskQueue, r));
+  const trainers = n === 1 ? [p.taskQueue] : Array.from({ length: n }, (_, r) => replicaQueue(p.taskQueue, r));
+  return [...trainers, ...rolloutQueues(p)];
+}
+
+/** Where the policy's turns go: its rollout engines' shared queue, else its own. */
+export const turnQueue = (p: PolicySpec) => p.rollout?.taskQueue ?? p.taskQueue;
+
+/** One queue per rollout engine of the policy (none when colocated), where its syncs reach it. */
+export function rolloutQueues(p: PolicySpec): string[] {
+  return p.rollout ? Array.from({ length: p.rollout.engines }, (_, r) => replicaQueue(p.rollout!.taskQueue, r)) : [];
 }
 
 /** The policies updates train: all but scripted players. */
@@ -151,7 +170,36 @@ export function policyIssues(cfg: RunConfig): ConfigIssue[] {
       issues.push({ path: `${path}.name`, message: `policy name "${a.policy.name}" is used on two base models ("${a.policy.base}" and "${clash.policy.base}")` });
     }
   }
-  return [...issues, ...replicaIssues(cfg)];
+  return [...issues, ...replicaIssues(cfg), ...rolloutIssues(cfg)];
+}
+
+/**
+ * Rollout engines serve other task queues than any trainer, every base on one rollout queue has
+ * the same count of engines, and a retention keeps the versions a rollout engine may still be asked
+ * for (the newest N + 1 under max_staleness N).
+ */
+function rolloutIssues(cfg: RunConfig): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  const trainerQueues = new Set(Object.values(cfg.base_models).map((m) => (cfg.placement[m.name] ?? DEFAULT_PLACEMENT).task_queue));
+  const engines = new Map<string, string>();
+  for (const [base, p] of Object.entries(cfg.placement)) {
+    if (!p.rollout) continue;
+    const at = `placement.${base}.rollout`;
+    if (trainerQueues.has(p.rollout.task_queue)) {
+      issues.push({ path: `${at}.task_queue`, message: `"${p.rollout.task_queue}" is a trainer's task queue; rollout engines need a queue of their own` });
+    }
+    const other = engines.get(p.rollout.task_queue);
+    if (other !== undefined && cfg.placement[other].rollout!.engines !== p.rollout.engines) {
+      issues.push({ path: `${at}.engines`, message: `rollout queue "${p.rollout.task_queue}" serves "${other}" with ${cfg.placement[other].rollout!.engines} engine(s); every base model on it needs the same count` });
+    }
+    engines.set(p.rollout.task_queue, other ?? base);
+  }
+  const keep = cfg.checkpoints.keep_last;
+  const need = cfg.rollout.max_staleness + 1;
+  if (engines.size > 0 && keep !== null && keep < need) {
+    issues.push({ path: 'checkpoints.keep_last', message: `rollout engines load versions from checkpoints: keep at least the newest ${need} (rollout.max_staleness + 1), not ${keep}` });
+  }
+  return issues;
 }
 
 /**

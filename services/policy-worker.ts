@@ -48,7 +48,7 @@ for (const model of options(process.argv, 'model')) {
 observeEngine(metrics.registry, engine);
 const kafka = makeKafka(s.kafkaBrokers, `tandem-${taskQueue}`);
 const producer = lazyProducer(kafka);
-const deps = { engine, producer, device, dataDir: s.dataDir };
+const deps = { engine, producer, device, dataDir: s.dataDir, taskQueue };
 const activities = instrumentActivities({ ...createPolicyActivities(deps), ...createAgentTurnActivities(deps), ...createUpdateActivities({ ...deps, kafka }) }, metrics);
 const connection = await connectTemporal();
 const workers = await Promise.all([taskQueue, replicaQueue(taskQueue, replica)].map((queue) => Worker.create({

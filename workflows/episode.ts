@@ -8,7 +8,7 @@
 import { patched } from '@temporalio/workflow';
 import type { CandidateText } from '../activities/agentTurn.js';
 import type { TrajectoryRecord } from '../activities/records.js';
-import { policiesOf, policyOfAgent } from '../policy/spec.js';
+import { policiesOf, policyOfAgent, turnQueue } from '../policy/spec.js';
 import { agentByName, type RunConfig } from '../configs/schema.js';
 import { advantageInputs, groupKeyOf } from '../domain/atgrpo.js';
 import { playEpisode } from '../domain/episodeLoop.js';
@@ -77,7 +77,7 @@ export async function episode(input: EpisodeInput): Promise<EpisodeSummary> {
       const k = input.candidates;
       if (spec.kind === 'scripted') return cpu.scriptedTurn({ env: cfg.env, agent, episodeId, turn, k, state, handoff });
       const config = agentByName(cfg, agent);
-      return policyWorker(spec.taskQueue, cfg.rollout.turn_timeout_s).agentTurn({
+      return policyWorker(turnQueue(spec), cfg.rollout.turn_timeout_s).agentTurn({
         policy: policyRef(runId, spec, cfg, input.checkpointDirs?.[spec.name]),
         policyVersion: input.versions[spec.name] ?? 0,
         iteration,

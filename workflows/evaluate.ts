@@ -4,7 +4,7 @@
 // event on the evaluation's own stream. Started by a training run (before training, every
 // val_freq iterations, after the last) or on demand by `tandem eval`.
 import { ApplicationFailure, executeChild, workflowInfo } from '@temporalio/workflow';
-import { policiesOf, trainable } from '../policy/spec.js';
+import { policiesOf, rolloutQueues, trainable } from '../policy/spec.js';
 import { checkRunConfig } from '../configs/check.js';
 import { formatIssues } from '../configs/schema.js';
 import { envelopes, type EvaluationResult } from '../domain/events.js';
@@ -86,7 +86,10 @@ export async function evaluate(input: EvaluateInput): Promise<EvaluationResult> 
   await cpu.publishEvents(envelopes(evaluationStream(evalId), 0, [{ type: 'EvaluationFinished', ...result }]));
   // An evaluation on demand (or of a run that has ended) loaded its own copies of the policies: free them.
   if (input.release ?? input.runId === evalId) {
-    for (const spec of trainable(policiesOf(cfg))) await policyWorker(spec.taskQueue).releasePolicy(policyRef(input.runId, spec, cfg, input.checkpointDirs?.[spec.name]));
+    for (const spec of trainable(policiesOf(cfg))) {
+      const ref = policyRef(input.runId, spec, cfg, input.checkpointDirs?.[spec.name]);
+      for (const q of [spec.taskQueue, ...rolloutQueues(spec)]) await policyWorker(q).releasePolicy(ref);
+    }
   }
   return result;
 }

@@ -28,7 +28,7 @@ import { episodeOpener } from './openings.js';
 import { progressQuery, type EvaluationPoint, type IterationSummary, type RunProgress } from './messages.js';
 import { policyRef } from '../policy/ref.js';
 import { proxiesOf } from './proxies.js';
-import { updatePolicyOf } from './updates.js';
+import { syncRollouts, updatePolicyOf } from './updates.js';
 import { RunLifecycle, type LifecycleState } from './runLifecycle.js';
 
 export interface TrainingRunInput {
@@ -169,6 +169,8 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
         checkpoints: cfg.checkpoints,
         ...(staleness > 0 ? { maxStaleness: staleness } : {}),
       }, proxies);
+      // No turn asks for the new version before every rollout engine holds it.
+      const rolloutSync = await syncRollouts(p, ref(p), upd.toVersion, proxies);
       delete training[p.name];
       state.versions[p.name] = upd.toVersion;
       state.updatesApplied++;
@@ -178,7 +180,7 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
       const precision = { ...(upd.dtype ? { dtype: upd.dtype } : {}), ...(upd.dtypeNote ? { dtypeNote: upd.dtypeNote } : {}) };
       updates[p.name] = { toVersion: upd.toVersion, loss: upd.metrics.loss, samples: upd.samples, groups: upd.groups, tokens: upd.metrics.tokens, ...stale, ...precision };
       events.push(
-        { type: 'UpdateApplied', runId, iteration: it, policy: p.name, fromVersion: upd.fromVersion, toVersion: upd.toVersion, samples: upd.samples, groups: upd.groups, replayed: upd.replayed, metrics: upd.metrics, ...(upd.replicas ? { replicas: upd.replicas } : {}), ...precision },
+        { type: 'UpdateApplied', runId, iteration: it, policy: p.name, fromVersion: upd.fromVersion, toVersion: upd.toVersion, samples: upd.samples, groups: upd.groups, replayed: upd.replayed, metrics: upd.metrics, ...(upd.replicas ? { replicas: upd.replicas } : {}), ...precision, ...(rolloutSync ? { rolloutSync } : {}) },
         { type: 'CheckpointSaved', runId, iteration: it, policy: p.name, version: upd.toVersion, path: upd.checkpoint, ...(upd.keptVersions ? { keptVersions: upd.keptVersions } : {}) },
       );
     }
@@ -260,7 +262,11 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
   const groupsOf = { runId, policies: policies.map((p) => ({ name: p.name, replicas: p.replicas?.count ?? 1 })) };
   if (!carried) {
     // Loading each policy first makes a bad model path fail the run at once, with its reason.
-    for (const p of policies) state.versions[p.name] = await policyWorker(p.taskQueue).policyVersion(ref(p));
+    for (const p of policies) {
+      state.versions[p.name] = await policyWorker(p.taskQueue).policyVersion(ref(p));
+      // Its rollout engines load it too (a bad placement fails here), at the trainer's version.
+      await syncRollouts(p, ref(p), state.versions[p.name], proxies);
+    }
     // Before any episode publishes: the first update reads from here.
     if (policies.length > 0 && patched('update-groups-start-with-the-run')) await cpu.startUpdateGroups(groupsOf);
     await emit({ type: 'RunStarted', runId, config: cfg, totalIterations: total });

@@ -5,9 +5,13 @@
 // so that no replica ever meets a member of an earlier attempt. The engines write the checkpoint
 // only once all replicas have stepped (tandem_engine/replicas.py), and an update is idempotent by
 // version, so a step that did get through before a failure is replayed, not repeated.
+// A policy with rollout engines (placement.<base>.rollout) then has the new version installed on each
+// of them (syncRollouts) before the run hands it to any turn.
 import { ActivityFailure, ApplicationFailure, CancellationScope, patched, sleep, workflowInfo } from '@temporalio/workflow';
+import type { SyncResult } from '../activities/policy.js';
 import type { UpdateInput, UpdateSummary } from '../activities/updatePolicy.js';
-import { replicaQueue, type PolicySpec } from '../policy/spec.js';
+import type { PolicyRef } from '../policy/ref.js';
+import { replicaQueue, rolloutQueues, type PolicySpec } from '../policy/spec.js';
 import type { proxiesOf } from './proxies.js';
 
 /** Attempts of a step over replicas. */
@@ -35,6 +39,18 @@ export async function updatePolicyOf(p: PolicySpec, input: Omit<UpdateInput, 're
       await sleep(Math.min(2 ** (attempt - 1), proxies.maxBackoffS) * 1000);
     }
   }
+}
+
+/**
+ * Installs `version` on every rollout engine of the policy (none when colocated), each on its own
+ * queue, and waits for all: a sync is idempotent by version, so its retries (an engine that died
+ * mid-sync, or restarted and loaded a newer checkpoint) do no harm. -> the slowest sync's seconds.
+ */
+export async function syncRollouts(p: PolicySpec, policy: PolicyRef, version: number, proxies: ReturnType<typeof proxiesOf>): Promise<{ engines: number; seconds: number } | null> {
+  const queues = rolloutQueues(p);
+  if (queues.length === 0) return null;
+  const results: SyncResult[] = await Promise.all(queues.map((q) => proxies.policyWorker(q).syncPolicy({ policy, version })));
+  return { engines: queues.length, seconds: Math.max(...results.map((r) => r.seconds ?? 0)) };
 }
 
 function retryable(err: unknown): boolean {

@@ -170,6 +170,8 @@ export interface GenerateRequest {
 /** The `load` op's fields, less the policy key (services/engine/PROTOCOL.md). */
 export interface LoadSpec {
   kind: 'full' | 'lora';
+  /** trainer: it trains (and generates, colocated); rollout: it only generates (placement.<base>.rollout). */
+  role: 'trainer' | 'rollout';
   model_path: string;
   /** The weights' dtype: auto, float32 or bfloat16 (placement.<base>.dtype; PROTOCOL.md). */
   dtype: 'auto' | 'float32' | 'bfloat16';

@@ -6,14 +6,15 @@
 //     is wall time; none of Tandem's workflows waits on a timer, so none is needed.
 //   - Workers: `tandem-cpu` (the workflows, and envReset, envResets, scoreCandidates, scriptedTurn,
 //     publishEvents, publishEpisode, startUpdateGroups, releaseUpdateGroups) and `tandem-policy-0` (policyVersion, agentTurn,
-//     updatePolicy, releasePolicy), with the real activities' names, inputs and outputs; the same
-//     policy activities also on the update queues of two replicas (tandem-policy-0-r0, -r1).
+//     updatePolicy, syncPolicy, releasePolicy), with the real activities' names, inputs and outputs; the same
+//     policy activities also on the update queues of two replicas (tandem-policy-0-r0, -r1), and on
+//     a rollout queue and its two engines' own (tandem-rollout-0, -r0, -r1; placement.<base>.rollout).
 //   - The defaults: envReset(s) and scriptedTurn are the real activities (pure for an env without a
 //     dataset file); scoreCandidates scores with the env's own pure logic, but runs no program (a
 //     program the answer asks for "ran" and printed nothing); agentTurn answers K texts that name
 //     the candidate; policyVersion is 0; updatePolicy steps from `fromVersion` to the next
-//     version with the samples it was told to expect; publishing, releasing and the update groups
-//     only record.
+//     version with the samples it was told to expect; syncPolicy installs the version it was given;
+//     publishing, releasing and the update groups only record.
 //   - Every call is recorded with its input and output, in the order the activities ran. A test
 //     replaces an activity's behaviour through `mocks` (reset() restores the defaults).
 import assert from 'node:assert/strict';
@@ -56,8 +57,11 @@ export interface ActivityCall<N extends ActivityName = ActivityName> {
 const POLICY_QUEUE = 'tandem-policy-0';
 /** The update queues of two replicas on it (placement.<base>.replicas=2; policy/spec.ts replicaQueue). */
 const REPLICA_QUEUES = [replicaQueue(POLICY_QUEUE, 0), replicaQueue(POLICY_QUEUE, 1)];
+/** A rollout queue and its two engines' own (placement.<base>.rollout: task_queue tandem-rollout-0, engines 2). */
+export const ROLLOUT_QUEUE = 'tandem-rollout-0';
+const ROLLOUT_QUEUES = [ROLLOUT_QUEUE, replicaQueue(ROLLOUT_QUEUE, 0), replicaQueue(ROLLOUT_QUEUE, 1)];
 const CPU_NAMES = ['envReset', 'envResets', 'scoreCandidates', 'scriptedTurn', 'publishEvents', 'publishEpisode', 'startUpdateGroups', 'releaseUpdateGroups'] as const;
-const POLICY_NAMES = ['policyVersion', 'agentTurn', 'updatePolicy', 'releasePolicy'] as const;
+const POLICY_NAMES = ['policyVersion', 'agentTurn', 'updatePolicy', 'syncPolicy', 'releasePolicy'] as const;
 
 /** What a program "printed" in the unit tier: nothing (no sandbox here). */
 const NO_RUN: ProgramRun = { exitCode: 0, stdout: '', stderr: '', timedOut: false };
@@ -94,6 +98,9 @@ export function defaultMocks(): Activities {
         checkpoint: `/mock/${input.policy.runId}/${input.policy.spec.name}/v${toVersion}`,
         metrics: { loss: 0.25, tokens: 8 * input.expectedSamples },
       };
+    },
+    async syncPolicy(input) {
+      return { policy: `${input.policy.runId}/${input.policy.spec.name}`, version: input.version, installed: true, copy: null, seconds: 0.5 };
     },
     async releasePolicy() {},
   };
@@ -159,7 +166,7 @@ export async function startWorkflowHarness(opts: { dynamicConfig?: string[] } = 
   const workerOptions = { connection: env.nativeConnection, namespace: env.namespace ?? 'default', interceptors: { activity: [heartbeatWhileRunning] } };
   const workers = await Promise.all([
     Worker.create({ ...workerOptions, taskQueue: CPU_QUEUE, workflowBundle: await bundle, activities: recorded(CPU_NAMES) }),
-    ...[POLICY_QUEUE, ...REPLICA_QUEUES].map((taskQueue) => Worker.create({ ...workerOptions, taskQueue, activities: recorded(POLICY_NAMES) })),
+    ...[POLICY_QUEUE, ...REPLICA_QUEUES, ...ROLLOUT_QUEUES].map((taskQueue) => Worker.create({ ...workerOptions, taskQueue, activities: recorded(POLICY_NAMES) })),
   ]);
   const running = Promise.all(workers.map((w) => w.run()));
   harness.close = async () => {

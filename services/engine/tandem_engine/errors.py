@@ -2,7 +2,7 @@
 
 
 class EngineError(Exception):
-    """type: BadRequest | UnknownOp | PolicyNotLoaded | VersionMismatch | LoadError | CheckpointExists |
+    """type: BadRequest | UnknownOp | PolicyNotLoaded | VersionMismatch | LoadError | CheckpointMissing |
     KvCacheTooSmall"""
 
     def __init__(self, type_: str, message: str):

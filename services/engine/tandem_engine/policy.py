@@ -51,6 +51,8 @@ def lr_factor(step: int, warmup: int, total: int, min_ratio: float, warmup_start
 
 
 class Policy:
+    role = "trainer"  # it trains; a policy on a rollout engine is a RolloutPolicy (rollout.py)
+
     def __init__(self, key: str, kind: str, backbone: Backbone, adapter: str | None, optim: dict,
                  checkpoint_root: str, folder: str | None, device: torch.device,
                  masters: dict[int, torch.Tensor] | None = None, dtype_note: str | None = None):

@@ -22,6 +22,7 @@ from .batching import Scheduler
 from .generation import Row, row_generator, sample_of
 from .models import Backbone
 from .policy import Policy, attach_adapter, detach_adapter
+from .rollout import RolloutPolicy
 from .replicas import StepGroup
 from .samples_file import read_samples
 from .ppo import LOSS_AGGS
@@ -111,7 +112,8 @@ class Engine:
         self.retired: list[serving.ServingCopy] = []  # copies of finished updates, until their rows finish
         self.update_seconds = 0.0  # in update ops, since start (stats)
         self.ops = {"ping": self.ping, "inspect": self.inspect, "load": self.load, "unload": self.unload,
-                    "update": self.update, "stats": self.stats, "cancel": self.cancel, "generate": None}
+                    "update": self.update, "sync": self.sync, "stats": self.stats, "cancel": self.cancel,
+                    "generate": None}
 
     # ------------------------------------------------------------------ plumbing
 
@@ -177,7 +179,7 @@ class Engine:
                 continue
             op, req, run, answer = head
             beside = op == "update" and req.get("overlap") is True and req.get("distributed") is None
-            if self.task is not None or (not beside and self.scheduler.busy()):
+            if self.task is not None or (not beside and not self._syncs_beside(op, req) and self.scheduler.busy()):
                 return
             self.pending.popleft()
             if beside:
@@ -186,6 +188,16 @@ class Engine:
                 t0 = time.perf_counter()
                 run(lambda: self.ops[op](req))
                 self.update_seconds += (time.perf_counter() - t0) * (op == "update")
+
+    def _syncs_beside(self, op: str, req: dict) -> bool:
+        """A sync of a loaded rollout policy runs while rows decode: its rows in flight move onto a serving
+        copy (a full model's only if the copy fits; else the sync waits for the rows, as a load does)."""
+        p = self.policies.get(req.get("policy")) if op == "sync" else None
+        return isinstance(p, RolloutPolicy) and (p.kind == "lora" or not self._rows_of(p) or serving.fits(p) is None)
+
+    def _rows_of(self, p) -> list:
+        """The policy's rows in flight (on a shared base, those of its own adapter)."""
+        return [r for r in self.scheduler.rows_of(p.backbone) if r.adapter == p.adapter]
 
     def _may_start(self, job: Job) -> bool:
         if self.task is not None and self.task.alone:
@@ -351,10 +363,15 @@ class Engine:
         if key not in self.policies:
             self.policies[key] = self._load(key, spec)
         p = self.policies[key]
-        return {"policy": key, "version": p.version, "source": p.source, "dtype": p.dtype, "dtype_note": p.dtype_note}
+        if p.role != spec["role"]:
+            raise EngineError("BadRequest", f"policy {key!r} is loaded here as its {p.role}, not as its {spec['role']}: "
+                              "a policy's trainer and rollout engines are different engines")
+        return {"policy": key, "version": p.version, "source": p.source, "dtype": p.dtype, "dtype_note": p.dtype_note,
+                "role": p.role}
 
-    def _load(self, key: str, spec: dict) -> Policy:
+    def _load(self, key: str, spec: dict) -> Policy | RolloutPolicy:
         kind, model_path, root, optim = spec["kind"], spec["model_path"], spec["checkpoint_root"], spec["optim"]
+        rollout = spec["role"] == "rollout"
         dtype, note = precision.resolve(spec["dtype"], self.device, log=log)  # BadRequest naming what is missing
         models.inspect(model_path)  # LoadError naming the path and the reason, before loading anything
         ckpts = checkpoint.list_complete(root)
@@ -362,11 +379,14 @@ class Engine:
 
         if kind == "full":
             source = os.path.join(folder, "model") if folder else model_path
-            # Loaded in float32, whose weights become the masters of a bf16 model's (precision.py).
+            # Loaded in float32, whose weights become the masters of a bf16 model's (precision.py); a rollout
+            # policy's are rounded the same way, and no master is kept.
             model, tokenizer = models.load_pretrained(source, torch.float32, self.device)
             masters = precision.Masters.take(model, dtype)
-            return Policy(key, "full", Backbone(model, tokenizer, model_path, self.device), None, optim, root,
-                          folder, self.device, masters=masters, dtype_note=note)
+            bb = Backbone(model, tokenizer, model_path, self.device)
+            if rollout:
+                return RolloutPolicy(key, "full", bb, None, root, folder, dtype_note=note)
+            return Policy(key, "full", bb, None, optim, root, folder, self.device, masters=masters, dtype_note=note)
 
         base_key, lora = spec["base"], spec["lora"]
         adapter_dir = os.path.join(folder, "adapter") if folder else None
@@ -387,7 +407,8 @@ class Engine:
         name = f"policy{self.adapters_made}"
         try:
             attach_adapter(bb, name, lora, adapter_dir, seed=zlib.crc32(key.encode()))
-            p = Policy(key, "lora", bb, name, optim, root, folder, self.device, dtype_note=note)
+            p = (RolloutPolicy(key, "lora", bb, name, root, folder, dtype_note=note) if rollout
+                 else Policy(key, "lora", bb, name, optim, root, folder, self.device, dtype_note=note))
         except Exception:
             detach_adapter(bb, name)
             raise
@@ -408,6 +429,34 @@ class Engine:
         free_memory()
         return {"policy": key, "unloaded": existed}
 
+    def sync(self, req):
+        """Installs version `version` of a rollout policy from its trainer's checkpoint (loading the policy
+        first if need be), idempotent by version: a policy at that version or past it stays as it is. The
+        policy's rows in flight finish on the version they started with (rollout.py)."""
+        key, version = field(req, "policy", str), field(req, "version", int)
+        spec = parse_load(req)
+        if spec["role"] != "rollout":
+            raise EngineError("BadRequest", "role must be 'rollout' (a trainer's versions come from its updates)")
+        self._ensure_loaded(key, spec)
+        p = self.policies[key]
+        if p.version >= version:
+            return {"policy": key, "version": p.version, "installed": False, "copy": None}
+        folder = p.checkpoint_of(version)
+        served = serving.make(p, self.scheduler) if self._rows_of(p) else None
+        if isinstance(served, str):  # (advance lets a full model's sync beside rows only when the copy fits)
+            raise EngineError("BadRequest", f"sync of {key!r}: {served}")
+        if served is not None:
+            self.retired.append(served)  # dropped once its rows finish (_drop_retired)
+        t0 = time.perf_counter()
+        try:
+            p.install(version, folder)
+        except Exception:
+            log(f"[engine] sync of {key!r} to version {version} failed; unloading it (the next request loads it again)")
+            self.unload({"policy": key})
+            raise
+        return {"policy": key, "version": version, "installed": True, "copy": served.kind if served else None,
+                "seconds": time.perf_counter() - t0}
+
     def update(self, req):
         """The `update` op run alone (no rows decode meanwhile): its steps, one after the other."""
         steps = self._update(req, beside=False)
@@ -420,6 +469,9 @@ class Engine:
         a replay, or PPO on the samples (Policy.update_steps); `beside`: it runs beside the decoding
         (overlap), the policy's rows served by a copy of the weights being trained (serving.py)."""
         p = self.policy(field(req, "policy", str))
+        if isinstance(p, RolloutPolicy):
+            raise EngineError("BadRequest", f"policy {p.key!r} is loaded here for rollout (no optimizer): "
+                              "its updates run on its trainer engine")
         from_version = field(req, "from_version", int)
         root = field(req, "checkpoint_root", str)
         keep = retention(req)
@@ -604,7 +656,10 @@ def parse_load(req: dict, at: str = "") -> dict:
         raise EngineError("BadRequest", f"{at}kind must be 'full' or 'lora', not {kind!r}")
     if field(req, "dtype", str, at=at) not in precision.DTYPES:
         raise EngineError("BadRequest", f"{at}dtype must be one of {list(precision.DTYPES)}, not {req['dtype']!r}")
-    spec = dict(kind=kind, model_path=field(req, "model_path", str, at=at), dtype=field(req, "dtype", str, at=at),
+    role = field(req, "role", str, "trainer", at=at)  # absent: a trainer (the colocated default)
+    if role not in ("trainer", "rollout"):
+        raise EngineError("BadRequest", f"{at}role must be 'trainer' or 'rollout', not {role!r}")
+    spec = dict(kind=kind, role=role, model_path=field(req, "model_path", str, at=at), dtype=field(req, "dtype", str, at=at),
                 checkpoint_root=field(req, "checkpoint_root", str, at=at),  # "": no checkpoint to start from
                 optim=parse_optim(field(req, "optim", dict, at=at), f"{at}optim."))
     if kind == "lora":

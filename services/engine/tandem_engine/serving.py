@@ -1,5 +1,6 @@
 """Serving copies: a policy's current weights kept for generation while an update trains the next
-version in place (an `update` with `overlap`: asynchronous training, PROTOCOL.md).
+version in place (an `update` with `overlap`: asynchronous training, PROTOCOL.md), or while a `sync`
+installs the next version on a rollout engine (rollout.py).
 
 An update moves the weights at each optimizer step, and rows decoding with them would then mix two
 versions in one sample. So, before its first step, the version being trained is copied, and every
@@ -51,16 +52,30 @@ def make(policy, scheduler) -> ServingCopy | str:
         size = _copy_adapter(policy.backbone, policy.adapter, name)
         scheduler.retarget(policy.backbone, policy.backbone, policy.adapter, name)
         return ServingCopy(policy.key, policy.version, policy.backbone, name, size, "adapter")
+    too_big = fits(policy)
+    if too_big is not None:
+        return f"{too_big}: the update ran alone"
     bb = policy.backbone
-    size = sum(t.numel() * t.element_size() for t in [*bb.model.parameters(), *bb.model.buffers()])
-    free = free_bytes(bb.device)
-    if size > COPY_FREE_SHARE * free:
-        return (f"a copy of the model takes {size / 2**30:.2f} GB, more than {COPY_FREE_SHARE:.0%} of the "
-                f"{free / 2**30:.2f} GB free: the update ran alone")
     model = copy.deepcopy(bb.model).eval().requires_grad_(False)
     served = Backbone(model, bb.tokenizer, bb.model_path, bb.device)
     scheduler.retarget(bb, served, None, None)
-    return ServingCopy(policy.key, policy.version, served, None, size, "model")
+    return ServingCopy(policy.key, policy.version, served, None, _bytes(bb), "model")
+
+
+def fits(policy) -> str | None:
+    """None if a serving copy of the policy fits (an adapter always does), else why not."""
+    if policy.kind == "lora":
+        return None
+    bb = policy.backbone
+    size, free = _bytes(bb), free_bytes(bb.device)
+    if size <= COPY_FREE_SHARE * free:
+        return None
+    return (f"a copy of the model takes {size / 2**30:.2f} GB, more than {COPY_FREE_SHARE:.0%} of the "
+            f"{free / 2**30:.2f} GB free")
+
+
+def _bytes(bb: Backbone) -> int:
+    return sum(t.numel() * t.element_size() for t in [*bb.model.parameters(), *bb.model.buffers()])
 
 
 def in_use(served: ServingCopy, scheduler) -> bool:

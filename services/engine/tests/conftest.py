@@ -99,7 +99,7 @@ def with_dtype(op: str, params: dict, dtype: torch.dtype) -> dict:
     """A request's params with `dtype` in its load (a `load` op, or each generate request's `load`) where
     the test did not give one: the test's dtype (engine_dtype) is the one place that chooses it."""
     name = str(dtype).removeprefix("torch.")
-    if op == "load":
+    if op in ("load", "sync"):
         return {"dtype": name, **params}
     if op == "generate" and isinstance(params.get("requests"), list):
         reqs = [{**r, "load": {"dtype": name, **r["load"]}} if isinstance(r, dict) and isinstance(r.get("load"), dict)
@@ -181,6 +181,45 @@ class LocalEngine:
     def unload_all(self):
         for key in list(self.engine.policies):
             self.ok("unload", policy=key)
+
+
+class Run:
+    """Requests submitted to an in-process engine, its ticks driven here; `order` lists the answers."""
+
+    def __init__(self, engine):
+        self.engine, self.order, self.next_id = engine, [], 1
+
+    def submit(self, op: str, **params) -> list:
+        """-> [id], and [id, answer] once answered (maybe at once: a sync that runs beside the decoding)."""
+        rid = self.next_id
+        box = [rid]
+        self.next_id += 1
+
+        def answer(resp):
+            box.append({**resp, "live_rows": self.engine.scheduler.counts()["live_rows"]})
+            self.order.append(rid)
+
+        self.engine.submit({"id": rid, "op": op, **params}, answer)
+        return box
+
+    def tick(self, n: int) -> None:
+        for _ in range(n):
+            self.engine.tick()
+
+    def until(self, *boxes) -> list[dict]:
+        while not all(len(b) == 2 for b in boxes):
+            self.engine.tick()
+        for b in boxes:
+            assert b[1]["ok"], b[1]
+        return [b[1]["result"] for b in boxes]
+
+
+def fresh() -> LocalEngine:
+    """An in-process engine of its own (the session's would hold the other test's policies), in float32:
+    for tests marked fp32."""
+    eng = LocalEngine()
+    eng.dtype = torch.float32
+    return eng
 
 
 @pytest.fixture(scope="session")

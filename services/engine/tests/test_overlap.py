@@ -14,50 +14,12 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from conftest import (BATCH_INVARIANT, DEVICE, ON_GPU, OPTIM, PLAN_PROMPT, TOOL_PROMPT, UPDATE, LocalEngine, as_train, greedy_under,
-                      load_hf, request)
+from conftest import (BATCH_INVARIANT, DEVICE, ON_GPU, OPTIM, PLAN_PROMPT, TOOL_PROMPT, UPDATE, LocalEngine, Run, as_train,
+                      fresh, greedy_under, load_hf, request)
 from tandem_engine import server, serving
 
 FAST = {**OPTIM, "lr": 2e-2}  # the update must visibly change the greedy tokens
 LONG = dict(temperature=0.0, max_new_tokens=160, ignore_eos=True)  # rows that outlast the update
-
-
-class Run:
-    """Requests submitted to an in-process engine, its ticks driven here; `order` lists the answers."""
-
-    def __init__(self, engine):
-        self.engine, self.order, self.next_id = engine, [], 1
-
-    def submit(self, op: str, **params) -> list:
-        box, rid = [], self.next_id
-        self.next_id += 1
-
-        def answer(resp):
-            box.append({**resp, "live_rows": self.engine.scheduler.counts()["live_rows"]})
-            self.order.append(rid)
-
-        self.engine.submit({"id": rid, "op": op, **params}, answer)
-        box.append(rid)
-        return box
-
-    def tick(self, n: int) -> None:
-        for _ in range(n):
-            self.engine.tick()
-
-    def until(self, *boxes) -> list[dict]:
-        while not all(len(b) == 2 for b in boxes):
-            self.engine.tick()
-        for b in boxes:
-            assert b[1]["ok"], b[1]
-        return [b[1]["result"] for b in boxes]
-
-
-def fresh() -> LocalEngine:
-    """An engine of its own (the session's would hold the other test's policies), in float32 as the tests
-    here are marked."""
-    eng = LocalEngine()
-    eng.dtype = torch.float32
-    return eng
 
 
 def step_clock(monkeypatch) -> None:
