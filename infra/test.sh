@@ -5,7 +5,8 @@
 # Two lanes run side by side, since they share nothing: the tiers that need no stack (unit,
 # engine; its output printed whole when it ends), and the stack's (live): first the tests that
 # disrupt the stack (kill -9, stack down/up, engine restart: each needs the stack to itself), then
-# the other integration and end-to-end tests, one file at a time. Runners' summary lines are
+# the other integration and end-to-end tests, one file at a time, and last those that may share the
+# stack, two files at a time (by then the other lane has ended). Runners' summary lines are
 # printed, with each lane's wall time, each test file's time (test/support/fileTimes.mjs) and
 # pytest's slowest tests.
 set -euo pipefail
@@ -26,6 +27,12 @@ disruptive=(test/e2e/faults.e2e.test.ts test/e2e/resume.e2e.test.ts test/e2e/lon
 # Integration tests that need no stack (the sandbox; an engine and its client; a policy worker that
 # stops at start): they run in the no-stack lane, off the stack's, the longer one.
 stackless=(test/integration/sandbox.integration.test.ts test/integration/engine-client.integration.test.ts test/integration/policy-worker.integration.test.ts)
+# End-to-end tests that may share the stack with one other such file: they only start runs and read
+# them, start no worker of their own (one on a shared task queue would take other files' turns),
+# kill nothing, and assert nothing of the stack's shared counters or topics.
+shared=(test/e2e/realmodel.e2e.test.ts test/e2e/audit.e2e.test.ts test/e2e/lifecycle.e2e.test.ts test/e2e/async.e2e.test.ts
+  test/e2e/evaluation.e2e.test.ts test/e2e/replay.e2e.test.ts test/e2e/training.e2e.test.ts test/e2e/specialisation.e2e.test.ts
+  test/e2e/report.e2e.test.ts)
 # The test runner and its test processes start with infra/node/v8Flags.js (Node's exit deadlock,
 # nodejs/node#54918).
 run_tests() {
@@ -67,10 +74,12 @@ echo; echo "== tests that disrupt the stack: ${disruptive[*]}"
 if timed "tests that disrupt the stack" node_test "${disruptive[@]}"; then
   rest=()
   for f in test/integration/*.integration.test.ts test/e2e/*.e2e.test.ts; do
-    [[ " ${disruptive[*]} ${stackless[*]} " == *" $f "* ]] || rest+=("$f")
+    [[ " ${disruptive[*]} ${stackless[*]} ${shared[*]} " == *" $f "* ]] || rest+=("$f")
   done
-  echo; echo "== integration and end-to-end tests"
-  timed "integration and end-to-end tests" node_test "${rest[@]}" || status=1
+  echo; echo "== integration and end-to-end tests, one file at a time"
+  timed "integration and end-to-end tests, one file at a time" node_test "${rest[@]}" || status=1
+  echo; echo "== end-to-end tests that share the stack, two files at a time: ${shared[*]}"
+  timed "end-to-end tests, two files at a time" run_tests --test-concurrency=2 --test-timeout=900000 "${shared[@]}" || status=1
 else
   status=1
   echo "== the other integration and end-to-end tests did not run: a disruptive test failed"

@@ -57,12 +57,13 @@ async function waitForPhase(handle: WorkflowHandle, phase: 'sampling' | 'updatin
       const status = (await handle.describe().catch(() => undefined))?.status.name;
       if (status === 'FAILED' || status === 'TERMINATED') throw new Error(`the run is ${status} before ${target} could be killed (seed ${seed})`);
     }
-    // Sampling: some episode of the iteration has finished, so others are mid-turn. Updating: an
-    // update is in flight (under asynchronous training while the next iteration's episodes play).
+    // Sampling: episodes of the iteration are in flight, mid-turn (not "one of them has finished":
+    // at two episodes an iteration that window is narrow, and a wait for it took minutes). Updating:
+    // an update is in flight (under asynchronous training while the next iteration's episodes play).
     const updating = p !== undefined && (p.status === 'updating' || Object.keys(p.training ?? {}).length > 0);
-    if (p && (phase === 'updating' ? updating : p.status === 'running' && p.episodesDone >= 1)) return p;
+    if (p && (phase === 'updating' ? updating : p.status === 'running' && p.episodesInFlight >= 1)) return p;
     if (Date.now() > deadline) throw new Error(`the run never reached ${phase} for ${target} (seed ${seed})`);
-    await sleep(phase === 'updating' ? 250 : 500);
+    await sleep(250);
   }
 }
 

@@ -51,7 +51,7 @@ test('stack down mid-run, stack up, under two runs at once (rollout.max_stalenes
   // maybe beside the update of the iteration before).
   const before = await eventually('iteration 2 under way in both runs', async () => {
     const ps = await Promise.all(runs.map(({ handle }) => handle.query(progressQuery).catch(() => undefined)));
-    return ps.every((p) => p && p.updatesApplied >= 1 && p.updatesApplied < ITERATIONS && p.episodesDone >= 1) ? ps.map((p) => p!) : undefined;
+    return ps.every((p) => p && p.updatesApplied >= 1 && p.updatesApplied < ITERATIONS && p.episodesInFlight >= 1) ? ps.map((p) => p!) : undefined;
   }, 600_000);
   tandem('stack', 'down');
   tandem('stack', 'up');
