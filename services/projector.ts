@@ -22,7 +22,17 @@ const pool = openPool(s.databaseUrl, {
   onError: (err) => console.error(`projector: a Postgres connection failed (${err.message}); reconnecting on the next write`),
 });
 const db = drizzle(pool);
-const consumer = makeKafka(s.kafkaBrokers, PROJECTOR_GROUP).consumer({ groupId: PROJECTOR_GROUP, maxBytesPerPartition: MAX_RECORD_BYTES });
+// A projector that died without leaving its group (kill -9, a lost host) holds the group's partitions
+// until its session times out: its successor's join waits that long (with kafkajs's 30 s default, a
+// restarted projector stood 24-27 s before consuming). 10 s, heartbeats every second, as the
+// updates' readers (infra/kafka/readBatch.ts); a batch whose transaction outlasts it is delivered
+// again after the rebalance, and appended once (idempotent by event id).
+const consumer = makeKafka(s.kafkaBrokers, PROJECTOR_GROUP).consumer({
+  groupId: PROJECTOR_GROUP,
+  maxBytesPerPartition: MAX_RECORD_BYTES,
+  sessionTimeout: 10_000,
+  heartbeatInterval: 1_000,
+});
 
 // kafkajs restarts its consumer after a retriable failure (a write failing while Postgres is
 // away, a broker restart). After any other it stops consuming and the process would live on idle:

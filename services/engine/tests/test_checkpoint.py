@@ -82,8 +82,8 @@ def test_layout_and_reload(eng, tiny_model, tmp_path):
     loaded_l = eng.load_lora("l", tiny_model, roots["lora"])
     loaded_f = eng.load_full("f", tiny_model, roots["full"])
     dtype = {"dtype": str(eng.dtype).removeprefix("torch."), "dtype_note": None}
-    assert loaded_l == {"policy": "l", "version": 1, "source": str(roots["lora"] / "v000001" / "adapter"), **dtype}
-    assert loaded_f == {"policy": "f", "version": 1, "source": str(roots["full"] / "v000001" / "model"), **dtype}
+    assert loaded_l == {"policy": "l", "version": 1, "source": str(roots["lora"] / "v000001" / "adapter"), **dtype, "role": "trainer"}
+    assert loaded_f == {"policy": "f", "version": 1, "source": str(roots["full"] / "v000001" / "model"), **dtype, "role": "trainer"}
     for key in ("l", "f"):
         assert eng.gen(key, PLAN_PROMPT, version=1, n=2, seed=42, max_new_tokens=8) == probes[key]
     model, _ = load_hf(str(roots["full"] / "v000001" / "model"))

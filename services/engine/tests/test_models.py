@@ -59,7 +59,7 @@ def test_inspect_bad_paths(eng, tiny_model, tmp_path):
 def test_gguf_full_policy_generates_trains_and_saves_hf(eng, tiny_model, tiny_gguf, tmp_path):
     root = tmp_path / "ck"
     assert eng.load_full("g", tiny_gguf, root, optim={**OPTIM, "lr": 1e-2}) == {
-        "policy": "g", "version": 0, "source": tiny_gguf, "dtype": "float32", "dtype_note": None}
+        "policy": "g", "version": 0, "source": tiny_gguf, "dtype": "float32", "dtype_note": None, "role": "trainer"}
     samples = eng.gen("g", PLAN_PROMPT, n=2, seed=3, max_new_tokens=10)
     # Same weights as the HF model the file was written from: same log-probs for the same ids.
     hf_model, _ = load_hf(tiny_model)

@@ -40,7 +40,7 @@ def test_round_trip(engine, tiny_model, tmp_path):
         assert engine.ok("load", policy=f"run/{name}", kind="lora", model_path=tiny_model, base="run/base", lora=LORA,
                          optim=OPTIM, checkpoint_root=str(tmp_path / name)) == {
             "policy": f"run/{name}", "version": 0, "source": tiny_model,
-            "dtype": str(engine.dtype).removeprefix("torch."), "dtype_note": None}
+            "dtype": str(engine.dtype).removeprefix("torch."), "dtype_note": None, "role": "trainer"}
     engine.ok("load", policy="run/critic", kind="full", model_path=tiny_model, optim=OPTIM,
               checkpoint_root=str(tmp_path / "critic"))
     common = dict(newer_within=0, temperature=1.0, top_p=0.95, top_k=50, min_p=0.0, repetition_penalty=1.0, max_new_tokens=8,
