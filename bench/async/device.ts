@@ -32,6 +32,10 @@ export type UpdateModel = 'exclusive' | 'shared' | 'overlap';
 
 export const UPDATE_MODELS: readonly UpdateModel[] = ['exclusive', 'shared', 'overlap'];
 
+/** What the stand-in (standin.ts) and its bench take: a device's update model, or split (a rollout engine and a trainer, two devices). */
+export type StandinModel = UpdateModel | 'split';
+export const STANDIN_MODELS: readonly StandinModel[] = [...UPDATE_MODELS, 'split'];
+
 interface Request {
   rows: number[];
   prefillMs: number;

@@ -7,7 +7,7 @@
 //   node --import tsx bench/async/run.ts [--shapes math,planpath] [--updates exclusive,shared,overlap]
 //     [--iterations 5] [--blocks 1] [--problems 32] [--rollout-s 8] [--update-share 0.333|model]
 //     [--gpu h100|h200] [--decode-bw 0.7] [--prefill-mfu 0.5] [--train-mfu 0.4]
-//     [--response-tokens 1024] [--spread 0.5] [--text-chars 0] [--set key=value ...]
+//     [--response-tokens 1024] [--spread 0.5] [--text-chars 0] [--refit-s 0.15] [--set key=value ...]
 // Shapes: math (configs/math/math_L1_prompt.yaml at the reference's shape: K=8, 4 turns x 2 agents,
 // one shared model, full fine-tune) and planpath (configs/planpath/planpath_L2_lora.yaml: two LoRA
 // adapters on one base, at the reference's Plan-Path K=8 and 5 turns); --problems per iteration.
@@ -16,6 +16,13 @@
 // overlap, on one device: the update and generation each get half of the device's time while both
 // have work) and overlap (generation and update side by side without slowing each other: separate
 // GPUs). With shared and overlap fewer rows fit beside a full fine-tune's state than with exclusive.
+// --updates split (not among the defaults): every policy placed with a rollout engine
+// (placement.<base>.rollout, the real code path: turns on the rollout queue, a syncPolicy per
+// update before the version advances), its turns on one device and its updates on another; each
+// sync takes --refit-s seconds of the GPU's time on the rollout device (default 0.15: NeMo-RL's
+// published shard-to-shard refit, Megatron to vLLM, of a 4B model over 8 GPUs, 0.07-0.15 s,
+// NVIDIA-NeMo/RL pull 2413; its naive broadcast is 4-10x slower, discussion 3315). Its bound:
+// max(rollout, update + sync).
 // --update-share F sizes the update to F of the synchronous step (the issue's condition: a third);
 // `model` takes the roofline's update time instead (both are printed).
 // Per (shape, updates): a stand-in worker of its own, then --blocks blocks of two runs, A (max_staleness
@@ -40,7 +47,7 @@ import { CPU_QUEUE, projectPath } from '../../infra/settings.js';
 import { fetchRecorded } from '../../infra/temporal/histories.js';
 import { temporalClient } from '../../services/client/temporal.js';
 import { trainingRun } from '../../workflows/trainingRun.js';
-import { UPDATE_MODELS, type UpdateModel } from './device.js';
+import { STANDIN_MODELS, UPDATE_MODELS, type StandinModel } from './device.js';
 import { DEFAULT_EFFICIENCY, deviceCosts, GPUS, lockstepRolloutMs, maxRowsOf, MODELS, samplesPerIteration, sizesOf, type WorkShape } from './model.js';
 
 const argv = process.argv.slice(2);
@@ -69,8 +76,10 @@ const eff = { decodeBandwidth: num('decode-bw', DEFAULT_EFFICIENCY.decodeBandwid
 const responseTokens = num('response-tokens', 1024);
 const spread = Number(arg('spread', '0.5'));
 const textChars = Number(arg('text-chars', '0'));
-const updateModels = arg('updates', UPDATE_MODELS.join(',')).split(',') as UpdateModel[];
-if (updateModels.some((m) => !UPDATE_MODELS.includes(m))) throw new Error(`--updates: of ${UPDATE_MODELS.join(', ')}, not '${arg('updates', '')}'`);
+const updateModels = arg('updates', UPDATE_MODELS.join(',')).split(',') as StandinModel[];
+if (updateModels.some((m) => !STANDIN_MODELS.includes(m))) throw new Error(`--updates: of ${STANDIN_MODELS.join(', ')}, not '${arg('updates', '')}'`);
+const refitS = Number(arg('refit-s', '0.15'));
+if (!(refitS >= 0)) throw new Error(`--refit-s: seconds >= 0, not '${arg('refit-s', '')}'`);
 
 interface Shape {
   name: string;
@@ -120,13 +129,14 @@ process.on('SIGINT', () => {
 });
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
-function configOf(shape: Shape, queue: string, staleness: number): RunConfig {
+function configOf(shape: Shape, queue: string, staleness: number, split = false): RunConfig {
   const parsed = loadRunConfig(projectPath(shape.file), [
     ...shape.overrides,
     `training.train_batch_size=${problems}`,
     `training.total_training_steps=${iterations}`,
     'training.val_freq=0',
     `placement.${shape.base}.task_queue=${queue}`,
+    ...(split ? [`placement.${shape.base}.rollout.task_queue=${queue}-rollout`] : []),
     `rollout.max_staleness=${staleness}`,
     ...(staleness > 0 ? ['update.behaviour_weight_cap=2'] : []),
     ...sets,
@@ -167,6 +177,7 @@ async function stopStandin(child: ChildProcess): Promise<void> {
 
 interface TurnRecord { ev: 'turn'; run: string; it: number; start: number; end: number; busy0: number; busy1: number }
 interface UpdateRecord { ev: 'update'; run: string; it: number; policy: string; queued: number; start: number; end: number; ms?: number }
+interface SyncRecord { ev: 'sync'; run: string; policy: string; version: number; start: number; end: number }
 
 /**
  * When each iteration's episodes ran, from the run's history: from the start of the workflow task that
@@ -197,11 +208,13 @@ async function episodeSpans(client: Client, runId: string): Promise<Map<number, 
 }
 
 /** One run's figures, per timed iteration (1..N-1): the stand-in's timeline and the run's history. */
-function figuresOf(records: (TurnRecord | UpdateRecord)[], runId: string, spans: Map<number, { open: number; end: number }>) {
+function figuresOf(records: (TurnRecord | UpdateRecord | SyncRecord)[], runId: string, spans: Map<number, { open: number; end: number }>) {
   const turns = records.filter((r): r is TurnRecord => r.ev === 'turn' && r.run === runId);
   const updates = records.filter((r): r is UpdateRecord => r.ev === 'update' && r.run === runId);
+  // (split) iteration it's update makes version it + 1, which the syncs then install
+  const syncsOf = (it: number) => records.filter((r): r is SyncRecord => r.ev === 'sync' && r.run === runId && r.version === it + 1);
   const its = [...new Set(updates.map((u) => u.it))].sort((a, b) => a - b);
-  const endOf = (it: number) => Math.max(...updates.filter((u) => u.it === it).map((u) => u.end));
+  const endOf = (it: number) => Math.max(...updates.filter((u) => u.it === it).map((u) => u.end), ...syncsOf(it).map((x) => x.end));
   return its.slice(1).map((it) => {
     const ts = turns.filter((t) => t.it === it);
     const us = updates.filter((u) => u.it === it);
@@ -215,6 +228,7 @@ function figuresOf(records: (TurnRecord | UpdateRecord)[], runId: string, spans:
       update: us.reduce((n, u) => n + (u.ms ?? u.end - u.start), 0),
       updateWall: us.reduce((n, u) => n + u.end - u.start, 0),
       updateWait: us.reduce((n, u) => n + u.start - u.queued, 0),
+      sync: syncsOf(it).reduce((n, x) => n + x.end - x.start, 0),
       window: Math.max(...ts.map((t) => t.end)) - first,
       busy: Math.max(...ts.map((t) => t.busy1)) - Math.min(...ts.map((t) => t.busy0)),
       // Asynchronous training at work: this iteration's first turn began before the previous iteration's updates ended.
@@ -257,7 +271,7 @@ for (const shape of shapes) {
   const costs = deviceCosts(gpu, model, work, eff);
   const samples = samplesPerIteration(work);
   // One scale per shape (the exclusive device's rollout to --rollout-s), so that every update model is in the same GPU seconds.
-  const rolloutOf = (m: UpdateModel) => lockstepRolloutMs(costs, work, maxRowsOf(gpu, model, work, m === 'exclusive'));
+  const rolloutOf = (m: StandinModel) => lockstepRolloutMs(costs, work, maxRowsOf(gpu, model, work, m === 'exclusive'));
   const scale = (rolloutS * 1000) / rolloutOf('exclusive');
   const rooflineUpdateMs = samples * costs.updateMsPerSample;
   out();
@@ -287,6 +301,7 @@ for (const shape of shapes) {
         '--spread', String(spread),
         '--text-chars', String(textChars),
         '--timeline', timeline,
+        ...(m === 'split' ? ['--refit-ms', String(refitS * 1000 * scale)] : []),
       ],
       join(scratch, `${shape.name}-${m}.log`),
     );
@@ -295,7 +310,7 @@ for (const shape of shapes) {
       for (const staleness of b % 2 === 0 ? [0, 1] : [1, 0]) {
         const runId = `bench-async-${stamp}-${shape.name}-${m}-s${staleness}-b${b}`;
         const t0 = Date.now();
-        const handle = await client.workflow.start(trainingRun, { taskQueue: CPU_QUEUE, workflowId: runId, args: [{ config: configOf(shape, queue, staleness) }] });
+        const handle = await client.workflow.start(trainingRun, { taskQueue: CPU_QUEUE, workflowId: runId, args: [{ config: configOf(shape, queue, staleness, m === 'split') }] });
         await handle.result();
         log(`${runId}: ${iterations} iterations in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
         runs.push({ staleness, runId });
@@ -305,7 +320,7 @@ for (const shape of shapes) {
     const records = readFileSync(timeline, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
     const figures = await Promise.all(runs.map(async (r) => ({ ...r, per: figuresOf(records, r.runId, await episodeSpans(client, r.runId)) })));
     const [sync, async] = [0, 1].map((staleness) => figures.filter((r) => r.staleness === staleness).flatMap((r) => r.per));
-    const meanOf = (xs: typeof sync, key: 'wall' | 'episodes' | 'update' | 'updateWall' | 'busy' | 'window' | 'updateWait') => mean(xs.map((x) => x[key]));
+    const meanOf = (xs: typeof sync, key: 'wall' | 'episodes' | 'update' | 'updateWall' | 'busy' | 'window' | 'updateWait' | 'sync') => mean(xs.map((x) => x[key]));
     for (const r of figures) for (const x of r.per) if (x.stall > 2000) stalls.push(`${r.runId} iteration ${x.it}: no turn in flight for ${s1(x.stall)} s (the stack stalled or restarted? its figures are suspect)`);
     const T = meanOf(sync, 'wall');
     const E = meanOf(sync, 'episodes');
@@ -317,10 +332,12 @@ for (const shape of shapes) {
     // after the other or sharing its time, so they add up. From the synchronous runs (the issue's
     // bound), and from the asynchronous runs' own figures (what they could have reached with the
     // rollouts they had: the machine's load drifts between runs, and moves the first).
-    const idealOf = (e: number, u: number, d: number) => (m === 'overlap' ? Math.max(e, u) : Math.max(e, d + u));
-    const ideal = idealOf(E, U, D);
+    // Split: the update, then its sync, on the version's path; the rollout beside them on its own device.
+    const S = meanOf(sync, 'sync');
+    const idealOf = (e: number, u: number, d: number, s = 0) => (m === 'overlap' ? Math.max(e, u) : m === 'split' ? Math.max(e, u + s) : Math.max(e, d + u));
+    const ideal = idealOf(E, U, D, S);
     const A = meanOf(async, 'wall');
-    const own = m === 'overlap' ? idealOf(meanOf(async, 'episodes'), meanOf(async, 'update'), 0) : meanOf(async, 'busy') + meanOf(async, 'update');
+    const own = m === 'overlap' || m === 'split' ? idealOf(meanOf(async, 'episodes'), meanOf(async, 'update'), 0, meanOf(async, 'sync')) : meanOf(async, 'busy') + meanOf(async, 'update');
     for (const [staleness, xs] of [[0, sync], [1, async]] as const) {
       const W = meanOf(xs, 'wall');
       const cells = [
@@ -342,6 +359,7 @@ for (const shape of shapes) {
       `${m}: update share of the synchronous step ${((100 * U) / T).toFixed(0)}%; speedup ${(T / A).toFixed(2)}x against a bound of ${(T / ideal).toFixed(2)}x (target 1.3x: ${T / A >= 1.3 ? 'met' : 'not met'}); the asynchronous iteration ${((100 * (A - own)) / own).toFixed(0).replace(/^-0$/, '0')}% over the ideal of its own rollouts; ` +
         `synchronous turns, first to last, ${s1(meanOf(sync, 'window'))} s, the device busy ${s1(D)} s of them` +
         `${m === 'exclusive' ? `; asynchronous updates waited ${s1(meanOf(async, 'updateWait'))} s an iteration for the rows in flight` : ''}` +
+        `${m === 'split' ? `; each update's sync to the rollout engine took ${s1(S)} s (synchronous) and ${s1(meanOf(async, 'sync'))} s (asynchronous) an iteration, for a refit of ${refitS} s on the GPU` : ''}` +
         `${m === 'shared' ? `; asynchronous updates took ${s1(meanOf(async, 'updateWall'))} s of wall time an iteration for their ${s1(meanOf(async, 'update'))} s of device time (sharing it with the rows)` : ''}.`,
     );
   }
@@ -350,6 +368,6 @@ for (const shape of shapes) {
   for (const w of stalls.splice(0)) out(`- warning: ${w}`);
 }
 out();
-out('episodes s: from the workflow task that opened the iteration\'s first episode to its last episode\'s end (the rollout, its orchestration included); update s: the updates\' device time; rest s: the rest of a synchronous iteration (the update\'s dispatch and record, the next opening); device busy s: prefilling and decoding. ideal async: max(episodes, update) (overlap), max(episodes, device busy + update) (exclusive, shared: one device does both), from the synchronous runs, and from the asynchronous runs themselves (overlap: max(their episodes, update); exclusive, shared: their device busy + update). updates: exclusive, the update has the device alone (newcomers held, the rows in flight finish first); shared, Tandem\'s engine with overlap on one device (the update and the rows each get half of its time while both have work); overlap, beside generation without slowing it (separate GPUs).');
+out('episodes s: from the workflow task that opened the iteration\'s first episode to its last episode\'s end (the rollout, its orchestration included); update s: the updates\' device time; rest s: the rest of a synchronous iteration (the update\'s dispatch and record, the next opening); device busy s: prefilling and decoding. ideal async: max(episodes, update) (overlap), max(episodes, device busy + update) (exclusive, shared: one device does both), from the synchronous runs, and from the asynchronous runs themselves (overlap: max(their episodes, update); exclusive, shared: their device busy + update). updates: exclusive, the update has the device alone (newcomers held, the rows in flight finish first); shared, Tandem\'s engine with overlap on one device (the update and the rows each get half of its time while both have work); overlap, beside generation without slowing it (separate GPUs); split, a rollout engine generates on one device and a trainer updates on another, each update followed by its sync to the rollout engine (the refit\'s time taken from the rollout device): ideal max(episodes, update + sync).');
 log(`stand-in logs and timelines: ${scratch}`);
 await client.connection.close();

@@ -4,9 +4,13 @@
 // share one continuous decode batch, updates take the device alone (--update-model exclusive), share
 // its time with generation half and half while both have work (shared: Tandem's engine with an
 // update sent with overlap, on one device) or run beside generation without slowing it (overlap:
-// separate GPUs). Used by bench/async/run.ts, which passes the costs in (scaled)
-// milliseconds; alone, it serves the reference's math shape on an H100 at full scale.
-//   node --import tsx bench/async/standin.ts [--task-queue Q] [--update-model exclusive|overlap|shared]
+// separate GPUs), or (split) serve a policy placed with a rollout engine (placement.<base>.rollout:
+// its turns on <Q>-rollout, its syncs on <Q>-rollout-r0): the turns on one device, which also takes
+// each sync (--refit-ms of its time, shared half and half with the rows in flight, as a weight copy
+// competes with decoding), the updates on a second device that generates nothing. Used by
+// bench/async/run.ts, which passes the costs in (scaled) milliseconds; alone, it serves the
+// reference's math shape on an H100 at full scale.
+//   node --import tsx bench/async/standin.ts [--task-queue Q] [--update-model exclusive|overlap|shared|split] [--refit-ms X]
 //     [--step-weights-ms X] [--step-row-ms X] [--step-row-flops-ms X] [--prefill-ms X]
 //     [--update-ms-per-sample X] [--max-rows N] [--response-tokens N] [--spread F]
 //     [--text-chars N] [--timeline FILE] [--max-activities N]
@@ -16,11 +20,13 @@
 // many characters (payloads over 4 KiB go to Postgres, as long real responses do).
 // The timeline (--timeline, JSON lines): every turn's and update's start and end (epoch ms) with its
 // run and iteration, and the device's busy milliseconds so far at each; an update's also its device
-// milliseconds (`ms`: with shared, its wall time from start to end is longer while rows decode).
+// milliseconds (`ms`: with shared, its wall time from start to end is longer while rows decode); a
+// sync's (split) its run, policy, version and wall time.
 import { createWriteStream } from 'node:fs';
 import { activityInfo } from '@temporalio/activity';
 import { Worker } from '@temporalio/worker';
 import type { AgentTurnInput, CandidateText } from '../../activities/agentTurn.js';
+import type { SyncResult } from '../../activities/policy.js';
 import type { UpdateInput, UpdateSummary } from '../../activities/updatePolicy.js';
 import { sampleIdOf } from '../../domain/ids.js';
 import type { PolicyRef } from '../../policy/ref.js';
@@ -28,7 +34,7 @@ import { readyLine, stackSettings } from '../../infra/settings.js';
 import { tandemDataConverter } from '../../infra/temporal/payloadStore.js';
 import { heartbeatWhileRunning } from '../../services/heartbeat.js';
 import { connectTemporal, option } from '../../services/workerCommon.js';
-import { Device, UPDATE_MODELS, type UpdateModel } from './device.js';
+import { Device, STANDIN_MODELS, type StandinModel } from './device.js';
 import { deviceCosts, GPUS, lengthOf, maxRowsOf, MODELS, type WorkShape } from './model.js';
 
 const argv = process.argv;
@@ -40,8 +46,9 @@ const num = (name: string, fallback: number) => {
 // Defaults: the reference's math shape (32 problems x K=8, 4 turns x 2 agents, full fine-tune) on an
 // H100, unscaled.
 const MATH: WorkShape = { problems: 32, k: 8, agentTurns: 8, promptTokens: 1500, responseTokens: 1024, spread: 0.5, training: 'full' };
-const model = option(argv, 'update-model', 'exclusive') as UpdateModel;
-if (!UPDATE_MODELS.includes(model)) throw new Error(`--update-model: ${UPDATE_MODELS.join(', ')}, not '${model}'`);
+const model = option(argv, 'update-model', 'exclusive') as StandinModel;
+if (!STANDIN_MODELS.includes(model)) throw new Error(`--update-model: ${STANDIN_MODELS.join(', ')}, not '${model}'`);
+const split = model === 'split';
 const base = deviceCosts(GPUS.h100, MODELS['qwen3-1.7b'], MATH);
 const costs = {
   stepWeightsMs: num('step-weights-ms', base.stepWeightsMs),
@@ -51,6 +58,7 @@ const costs = {
   updateMsPerSample: num('update-ms-per-sample', base.updateMsPerSample),
 };
 const maxRows = num('max-rows', maxRowsOf(GPUS.h100, MODELS['qwen3-1.7b'], MATH, model === 'exclusive'));
+const refitMs = num('refit-ms', 0);
 const responseTokens = num('response-tokens', MATH.responseTokens);
 const spread = num('spread', MATH.spread);
 const textChars = num('text-chars', 0);
@@ -59,7 +67,9 @@ const timelinePath = option(argv, 'timeline', '');
 const timeline = timelinePath ? createWriteStream(timelinePath, { flags: 'a' }) : null;
 const record = (r: Record<string, unknown>) => timeline?.write(`${JSON.stringify(r)}\n`);
 
-const device = new Device(costs, model, maxRows);
+/** The device that generates; with split also the one syncs take time from, while `trainer` updates. */
+const device = new Device(costs, split ? 'shared' : model, maxRows);
+const trainer = split ? new Device(costs, 'exclusive', 1) : device;
 
 /** What each agent answers: scored by every env without error, never ending an episode early. */
 function textOf(agent: string): string {
@@ -95,7 +105,7 @@ const activities = {
     const queued = Date.now();
     let start = queued;
     const ms = input.expectedSamples * costs.updateMsPerSample;
-    await device.update(ms, () => {
+    await trainer.update(ms, () => {
       start = Date.now();
     });
     const { runId, spec } = input.policy;
@@ -110,20 +120,29 @@ const activities = {
       metrics: { loss: 0, tokens: input.expectedSamples * responseTokens, update_s: ms / 1000 },
     };
   },
+
+  async syncPolicy(input: { policy: PolicyRef; version: number }): Promise<SyncResult> {
+    const start = Date.now();
+    await device.update(refitMs);
+    record({ ev: 'sync', run: input.policy.runId, policy: input.policy.spec.name, version: input.version, start, end: Date.now() });
+    return { policy: `${input.policy.runId}/${input.policy.spec.name}`, version: input.version, installed: true, copy: null, seconds: (Date.now() - start) / 1000 };
+  },
 };
 
 const s = stackSettings();
 const connection = await connectTemporal();
-const worker = await Worker.create({
+// split: the rollout engine's queue (its turns) and its own (its syncs, release), as placement.<base>.rollout names them.
+const queues = split ? [taskQueue, `${taskQueue}-rollout`, `${taskQueue}-rollout-r0`] : [taskQueue];
+const workers = await Promise.all(queues.map((queue) => Worker.create({
   connection,
   namespace: s.namespace,
-  taskQueue,
+  taskQueue: queue,
   dataConverter: tandemDataConverter(s.databaseUrl),
   interceptors: { activity: [heartbeatWhileRunning] },
   activities,
   maxConcurrentActivityTaskExecutions: num('max-activities', 512),
-});
-console.log(readyLine(`standin on task queue ${taskQueue}, updates ${model}, max rows ${maxRows}`));
-await worker.run();
+})));
+console.log(readyLine(`standin on task queue ${taskQueue}, updates ${model}, max rows ${maxRows}${split ? `, rollout engine on ${taskQueue}-rollout, refit ${refitMs} ms` : ''}`));
+await Promise.all(workers.map((w) => w.run()));
 timeline?.end();
 await connection.close();
