@@ -1,11 +1,13 @@
 """Rollout engines (rollout.py): a policy loaded for rollout holds no optimizer; `sync` installs the
 version its trainer engine wrote, idempotent by version; once synced it generates the trainer's tokens
 at that version; its rows in flight finish on the version they started with; a restarted rollout engine
-loads the newest checkpoint; and it refuses what only a trainer does."""
+loads the newest checkpoint; a sync that fails midway leaves no half-installed weights; and it refuses
+what only a trainer does."""
 
 from __future__ import annotations
 
 import pytest
+import torch
 
 from conftest import (BATCH_INVARIANT, DEVICE, OPTIM, PLAN_PROMPT, TOOL_PROMPT, LORA, Run, as_train, fresh, greedy_under,
                       load_hf, request)
@@ -112,3 +114,30 @@ def test_a_rollout_policy_refuses_an_update_and_a_trainer_refuses_a_sync(eng, ti
     assert resp["error"]["type"] == "BadRequest" and "loaded here as its trainer" in resp["error"]["message"]
     resp = eng.call("load", policy="x", **{**load_spec("lora", tiny_model, tmp_path / "x", "rollout"), "role": "reader"})
     assert resp["error"] == {"type": "BadRequest", "message": "load: role must be 'trainer' or 'rollout', not 'reader'"}
+
+
+@pytest.mark.fp32
+def test_a_sync_that_fails_midway_leaves_no_half_installed_weights(tiny_model, tmp_path, monkeypatch):
+    """A sync that dies while copying weights (as a kill would leave them) unloads the policy: the next
+    request loads the newest checkpoint whole, and generates its trainer's tokens."""
+    from tandem_engine import rollout as rollout_module
+
+    trainer, rollout = trainer_and_rollout("lora", tiny_model, tmp_path)
+    train_one_version(trainer, tmp_path)
+    real = rollout_module.RolloutPolicy._install_adapter
+
+    def half_then_fail(self, folder):
+        params = self.adapter_parameters()
+        with torch.no_grad():
+            for p in params[: len(params) // 2]:
+                p.add_(1.0)  # some tensors changed, the rest not
+        raise OSError("the disk went away")
+
+    monkeypatch.setattr(rollout_module.RolloutPolicy, "_install_adapter", half_then_fail)
+    failed = rollout.call("sync", policy="p", version=1, **load_spec("lora", tiny_model, tmp_path, "rollout"))
+    assert failed["error"]["type"] == "OSError" and "p" not in rollout.engine.policies
+    monkeypatch.setattr(rollout_module.RolloutPolicy, "_install_adapter", real)
+    load = load_spec("lora", tiny_model, tmp_path, "rollout")
+    got = rollout.ok("generate", requests=[request("p", TOOL_PROMPT, 1, load=load, **GREEDY)])["results"][0]
+    assert got["version"] == 1
+    assert got["samples"][0]["response_ids"] == trainer.gen("p", TOOL_PROMPT, version=1, **GREEDY)[0]["response_ids"]
