@@ -20,11 +20,15 @@ export interface IterationSummary {
   /**
    * Update metrics per policy (tokens: response tokens trained on; absent in older runs; staleness:
    * under asynchronous training, the mean and largest age in versions of the samples it trained on;
-   * dtype: the weights' dtype, with dtypeNote when placement.<base>.dtype auto fell back to float32).
+   * dtype: the weights' dtype, with dtypeNote when placement.<base>.dtype auto fell back to float32;
+   * rolloutSync: with rollout engines, how many hold the new version and the slowest install's seconds).
    */
   updates: Record<
     string,
-    { toVersion: number; loss: number; samples: number; groups: number; tokens?: number; staleness?: { mean: number; max: number }; dtype?: string; dtypeNote?: string }
+    {
+      toVersion: number; loss: number; samples: number; groups: number; tokens?: number; staleness?: { mean: number; max: number }; dtype?: string; dtypeNote?: string;
+      rolloutSync?: { engines: number; seconds: number };
+    }
   >;
   /** Workflow time from the iteration's start to its end, minus the time it spent paused. */
   durationMs: number;

@@ -167,6 +167,13 @@ test("the weights' dtype of the last update, with why auto fell back to float32"
   assert.doesNotMatch(progressLines(progress(), 1_020_000).join('\n'), /dtype/); // runs from before the field
 });
 
+test('the rollout engines of the last update: how many hold its version, and the slowest sync', () => {
+  const updates = { a: { toVersion: 2, loss: 0.1, samples: 12, groups: 4, rolloutSync: { engines: 2, seconds: 0.25 } }, b: { toVersion: 2, loss: 0.1, samples: 12, groups: 4 } };
+  const text = progressLines(progress({ recent: [iteration(0, 60_000), { ...iteration(1, 40_000), updates }] }), 1_020_000).join('\n');
+  assert.match(text, /rollout engines {2}a on 2, synced in 0\.250 s \(iteration 2's update\)/);
+  assert.doesNotMatch(progressLines(progress(), 1_020_000).join('\n'), /rollout engines/); // colocated, or runs from before
+});
+
 test('episodes with a prompt cut to max_prompt_length, counted over the recent iterations', () => {
   const text = progressLines(progress({ recent: [{ ...iteration(0, 60_000), truncatedEpisodes: 1 }, { ...iteration(1, 40_000), truncatedEpisodes: 2 }] }), 1_020_000).join('\n');
   assert.match(text, /prompts cut {6}3 of 8 episodes \(iterations 1-2\) had a prompt over training\.max_prompt_length, cut by training\.truncation/);

@@ -51,7 +51,8 @@ function recordSyncs() {
 for (const staleness of [0, 1]) {
   test(`max_staleness ${staleness}: turns on the rollout engines, each version installed on every one before a turn asks for it`, async () => {
     const seen = recordSyncs();
-    await run(`rollout-split-n${staleness}`, [...SPLIT, `rollout.max_staleness=${staleness}`, ...(staleness ? ['update.behaviour_weight_cap=2'] : [])]);
+    const result = await run(`rollout-split-n${staleness}`, [...SPLIT, `rollout.max_staleness=${staleness}`, ...(staleness ? ['update.behaviour_weight_cap=2'] : [])]);
+    assert.deepEqual(result.recent.at(-1)?.updates.shared_model.rolloutSync, { engines: 2, seconds: 0.5 }, 'the status view shows it');
     assert.deepEqual([...new Set(callsOf(h.calls, 'agentTurn').map((c) => c.queue))], [ROLLOUT_QUEUE]);
     assert.deepEqual([...new Set(callsOf(h.calls, 'updatePolicy').map((c) => c.queue))], ['tandem-policy-0']);
     // Version 0 at the start (loading them), then each update's version, on both engines.
