@@ -42,12 +42,11 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadRunConfig } from '../../configs/load.js';
 import type { RunConfig } from '../../configs/schema.js';
-import type { Client } from '@temporalio/client';
 import { CPU_QUEUE, projectPath } from '../../infra/settings.js';
-import { fetchRecorded } from '../../infra/temporal/histories.js';
 import { temporalClient } from '../../services/client/temporal.js';
 import { trainingRun } from '../../workflows/trainingRun.js';
 import { STANDIN_MODELS, UPDATE_MODELS, type StandinModel } from './device.js';
+import { episodeSpans } from './history.js';
 import { DEFAULT_EFFICIENCY, deviceCosts, GPUS, lockstepRolloutMs, maxRowsOf, MODELS, samplesPerIteration, sizesOf, type WorkShape } from './model.js';
 
 const argv = process.argv.slice(2);
@@ -178,34 +177,6 @@ async function stopStandin(child: ChildProcess): Promise<void> {
 interface TurnRecord { ev: 'turn'; run: string; it: number; start: number; end: number; busy0: number; busy1: number }
 interface UpdateRecord { ev: 'update'; run: string; it: number; policy: string; queued: number; start: number; end: number; ms?: number }
 interface SyncRecord { ev: 'sync'; run: string; policy: string; version: number; start: number; end: number }
-
-/**
- * When each iteration's episodes ran, from the run's history: from the start of the workflow task that
- * opened its first episode (the opening, in that task, is rollout work) to its last episode's end.
- */
-async function episodeSpans(client: Client, runId: string): Promise<Map<number, { open: number; end: number }>> {
-  const events = (await fetchRecorded(client, runId)).history.events ?? [];
-  const ms = (t: { seconds?: unknown; nanos?: number | null } | null | undefined) => Number(t?.seconds ?? 0) * 1000 + (t?.nanos ?? 0) / 1e6;
-  const byId = new Map(events.map((e) => [String(e.eventId), e]));
-  const iterationOf = (workflowId: string | null | undefined) => Number(/\/it(\d+)\/ep\d+$/.exec(workflowId ?? '')?.[1] ?? -1);
-  const spans = new Map<number, { open: number; end: number }>();
-  const span = (it: number) => spans.get(it) ?? spans.set(it, { open: Infinity, end: -Infinity }).get(it)!;
-  for (const e of events) {
-    const initiated = e.startChildWorkflowExecutionInitiatedEventAttributes;
-    if (initiated) {
-      const completed = byId.get(String(initiated.workflowTaskCompletedEventId));
-      const started = byId.get(String(completed?.workflowTaskCompletedEventAttributes?.startedEventId));
-      const s = span(iterationOf(initiated.workflowId));
-      s.open = Math.min(s.open, ms(started?.eventTime ?? e.eventTime));
-    }
-    const done = e.childWorkflowExecutionCompletedEventAttributes;
-    if (done) {
-      const s = span(iterationOf(done.workflowExecution?.workflowId));
-      s.end = Math.max(s.end, ms(e.eventTime));
-    }
-  }
-  return spans;
-}
 
 /** One run's figures, per timed iteration (1..N-1): the stand-in's timeline and the run's history. */
 function figuresOf(records: (TurnRecord | UpdateRecord | SyncRecord)[], runId: string, spans: Map<number, { open: number; end: number }>) {
