@@ -277,6 +277,9 @@ class Engine:
                 if key not in self.policies and r["load"] is not None:
                     self._ensure_loaded(key, r["load"])
                 p = self.policy(key)
+                if isinstance(p, RolloutPolicy) and p.version < r["version"] and self._syncs_beside("sync", r):
+                    # A rollout engine behind the version asked for (a sync it missed): install that one.
+                    self._install(p, r["version"])
                 # During the policy's update (overlap): its serving copy, the version before the update.
                 served = self.serving.get(key)
                 version, bb, adapter = (served.version, served.backbone, served.adapter) if served else (
@@ -441,21 +444,27 @@ class Engine:
         p = self.policies[key]
         if p.version >= version:
             return {"policy": key, "version": p.version, "installed": False, "copy": None}
+        t0 = time.perf_counter()
+        copy = self._install(p, version)
+        return {"policy": key, "version": version, "installed": True, "copy": copy, "seconds": time.perf_counter() - t0}
+
+    def _install(self, p: RolloutPolicy, version: int) -> str | None:
+        """Version `version` of rollout policy `p` from its checkpoint, its rows in flight moved onto a serving
+        copy of theirs first (-> the copy's kind, or None: no rows). A failure while copying unloads the
+        policy, so that no half-installed weights serve (the next request loads it again)."""
         folder = p.checkpoint_of(version)
         served = serving.make(p, self.scheduler) if self._rows_of(p) else None
-        if isinstance(served, str):  # (advance lets a full model's sync beside rows only when the copy fits)
-            raise EngineError("BadRequest", f"sync of {key!r}: {served}")
+        if isinstance(served, str):  # (callers install beside rows only when the copy fits: _syncs_beside)
+            raise EngineError("BadRequest", f"install of {p.key!r}: {served}")
         if served is not None:
             self.retired.append(served)  # dropped once its rows finish (_drop_retired)
-        t0 = time.perf_counter()
         try:
             p.install(version, folder)
         except Exception:
-            log(f"[engine] sync of {key!r} to version {version} failed; unloading it (the next request loads it again)")
-            self.unload({"policy": key})
+            log(f"[engine] installing version {version} of {p.key!r} failed; unloading it (the next request loads it again)")
+            self.unload({"policy": p.key})
             raise
-        return {"policy": key, "version": version, "installed": True, "copy": served.kind if served else None,
-                "seconds": time.perf_counter() - t0}
+        return served.kind if served else None
 
     def update(self, req):
         """The `update` op run alone (no rows decode meanwhile): its steps, one after the other."""
