@@ -1,10 +1,15 @@
-// What a grid-puzzle row's final evaluation answered, read back from its stored transcripts: for
-// each run of a learning-bench results file, the plan agent's moves per answer, the success with no
-// invalid move on the way and (Sokoban) the share of episodes a deadlock ended (the plan agent's
-// recorded answers replayed from the recorded states with the env's own parser and reducer, under
-// the run's rules; bench/learning/chance.ts gives what random move lists score). Separates a row
-// that learned paths from one that learned to answer long lists, which reach the goal of a small
-// grid by chance, or (Sokoban) short ones, which push no box into a corner.
+// What a row's final evaluation answered, read back from its stored transcripts, for each run of a
+// learning-bench results file.
+// Grid puzzles: the plan agent's moves per answer, the success with no invalid move on the way and
+// (Sokoban) the share of episodes a deadlock ended (the plan agent's recorded answers replayed from
+// the recorded states with the env's own parser and reducer, under the run's rules;
+// bench/learning/chance.ts gives what random move lists score). Separates a row that learned paths
+// from one that learned to answer long lists, which reach the goal of a small grid by chance, or
+// (Sokoban) short ones, which push no box into a corner.
+// Math (the two-agent arithmetic suites): per turn, how often the tool agent's program printed the
+// right answer or failed, how often the reasoner answered right, how often the two agreed (which
+// ends the episode), and what the second turn added; for the sampled evaluation and the greedy one.
+// Separates a team that learned to compute (the program right) from one that learned to agree.
 //
 // Usage: node --import tsx bench/learning/answers.ts --stamp S (needs the stack whose Postgres
 // holds the runs: `npx tandem stack up`).
@@ -16,7 +21,7 @@ import { parseMoveAnswer } from '../../envs/puzzle/index.js';
 import { applyMoves as sokobanMoves, type SokobanState } from '../../envs/sokoban/index.js';
 import { turnGroups } from '../../infra/db/schema.js';
 import { withDatabase } from '../../services/client/database.js';
-import type { RunResult } from './resultsFile.js';
+import { withDefaults, type RunResult } from './resultsFile.js';
 import { suiteOf } from './rows.js';
 
 const { values } = parseArgs({ options: { stamp: { type: 'string' } } });
@@ -35,13 +40,20 @@ const REPLAYS: Record<string, Replay> = {
   },
 };
 const { dir } = suiteOf(lines[0].settings.suite);
+const MATH_DIR = 'configs/smollm2';
 const replay = REPLAYS[dir];
-if (!replay) throw new Error(`--stamp ${values.stamp}: its suite plays ${dir}; answers.ts reads back ${Object.keys(REPLAYS).join(' and ')}`);
+if (!replay && dir !== MATH_DIR) throw new Error(`--stamp ${values.stamp}: its suite plays ${dir}; answers.ts reads back ${[...Object.keys(REPLAYS), MATH_DIR].join(', ')}`);
 const sokoban = dir === 'configs/sokoban';
 
-interface Sample { text: string }
+/** A recorded candidate (the chosen one of its turn group): its text and what the env scored. */
+interface Sample { text: string; global: number; local: number; done: boolean; solved: boolean; outcome: string }
+const pct = (x: number, of: number) => (of === 0 ? '-' : `${(100 * x / of).toFixed(1)}%`);
 
-await withDatabase(async (db) => {
+if (dir === MATH_DIR) await mathAnswers();
+else await gridAnswers(replay);
+
+async function gridAnswers(replay: Replay) {
+ await withDatabase(async (db) => {
   console.log(`| row | seed | test success | ... with no invalid move | moves per plan answer |${sokoban ? ' ended by a deadlock |' : ''}`);
   console.log(`|---|---|---|---|---|${sokoban ? '---|' : ''}`);
   for (const { row, seed, runId, success } of finals) {
@@ -63,8 +75,59 @@ await withDatabase(async (db) => {
     }
     const episodes = [...ended.values()];
     const clean = episodes.filter((s) => s.solved && s.invalidCount === 0).length;
-    const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
     const deadlocked = episodes.filter((e) => e.deadlock).length;
-    console.log(`| ${row} | ${seed} | ${pct(success)} | ${pct(clean / episodes.length)} | ${(moves / groups.length).toFixed(1)} |${sokoban ? ` ${pct(deadlocked / episodes.length)} |` : ''}`);
+    console.log(`| ${row} | ${seed} | ${pct(success, 1)} | ${pct(clean, episodes.length)} | ${(moves / groups.length).toFixed(1)} |${sokoban ? ` ${pct(deadlocked, episodes.length)} |` : ''}`);
   }
-});
+ });
+}
+
+/** One math episode's chosen answers, in order: who acted in which turn and what it scored. */
+type MathTurn = { agent: string; turn: number; sample: Sample };
+
+/** The two-agent arithmetic: what each agent got right per turn, and how the episodes ended. */
+async function mathAnswers() {
+  const split = withDefaults(lines[0].settings).evalOn; // run.ts's evaluation ids: <run>/<split>-eval[-greedy]
+  const EVALS = [{ phase: `${split}-eval`, name: 'sampled' }, { phase: `${split}-eval-greedy`, name: 'greedy' }];
+  await withDatabase(async (db) => {
+    console.log('Per turn (t1, t2): episodes whose tool program printed the right answer, whose program failed (no code, error, timeout), whose reasoner answered right; an episode ends in t1 when the two agree (the single agent: when it gives an answer); "solved" is the team\'s final answer right.');
+    console.log('');
+    console.log('| row | seed | evaluation | episodes | solved | t1: program right | t1: program failed | t1: reasoner right | ended in t1 (solved) | reached t2 | t2: program right | t2: reasoner right | solved in t2 |');
+    console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|');
+    for (const { row, seed, runId } of finals) {
+      for (const { phase, name } of EVALS) {
+        const groups = await db
+          .select({ episode: turnGroups.episodeId, agent: turnGroups.agent, turn: turnGroups.turn, samples: turnGroups.samples, chosen: turnGroups.chosen })
+          .from(turnGroups)
+          .where(like(turnGroups.episodeId, `${runId}/${phase}/%`))
+          .orderBy(asc(turnGroups.episodeId), asc(turnGroups.turn), asc(turnGroups.position));
+        if (groups.length === 0) {
+          console.log(`| ${row} | ${seed} | ${name} | no transcripts of ${runId}/${phase} in this database |`);
+          continue;
+        }
+        const episodes = new Map<string, MathTurn[]>();
+        for (const g of groups) {
+          const turns = episodes.get(g.episode) ?? [];
+          turns.push({ agent: g.agent, turn: g.turn, sample: (g.samples as Sample[])[g.chosen] });
+          episodes.set(g.episode, turns);
+        }
+        const all = [...episodes.values()];
+        const at = (turns: MathTurn[], agent: string, turn: number) => turns.find((t) => t.agent === agent && t.turn === turn)?.sample;
+        const count = (f: (turns: MathTurn[]) => boolean) => all.filter(f).length;
+        const team = all.some((turns) => turns.some((t) => t.agent === 'tool_generator'));
+        const last = (turns: MathTurn[]) => turns[turns.length - 1].sample;
+        const reachedT2 = count((turns) => turns.some((t) => t.turn === 1));
+        const toolCol = (turn: number, f: (s: Sample) => boolean, of: number) => (team ? pct(count((turns) => { const s = at(turns, 'tool_generator', turn); return !!s && f(s); }), of) : '-');
+        const reasonerRight = (turn: number) => count((turns) => at(turns, 'reasoning_generator', turn)?.global === 1);
+        const endedT1 = count((turns) => !turns.some((t) => t.turn === 1) && last(turns).done);
+        const solvedT1 = count((turns) => !turns.some((t) => t.turn === 1) && last(turns).solved);
+        const solvedT2 = count((turns) => turns.some((t) => t.turn === 1) && last(turns).solved);
+        const solved = count((turns) => last(turns).solved);
+        const n = all.length;
+        console.log(
+          `| ${row} | ${seed} | ${name} | ${n} | ${pct(solved, n)} | ${toolCol(0, (s) => s.global === 1, n)} | ${toolCol(0, (s) => s.local < 0, n)} | ${pct(reasonerRight(0), n)} | ` +
+            `${pct(endedT1, n)} (${pct(solvedT1, n)}) | ${pct(reachedT2, n)} | ${toolCol(1, (s) => s.global === 1, reachedT2)} | ${pct(reasonerRight(1), reachedT2)} | ${pct(solvedT2, reachedT2)} |`,
+        );
+      }
+    }
+  });
+}
