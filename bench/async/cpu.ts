@@ -5,6 +5,11 @@
 // arms alternate by seed (seed s plays its own training problems, bench/learning/arith.ts, in every arm).
 //   node --import tsx bench/async/cpu.ts [--iterations 4] [--seeds 2] [--first-seed 0] [--batch 4]
 //     [--config configs/smollm2/math_L2_lora.yaml] [--task arith2|none] [--set key=value ...]
+//     [--results bench/async/results/cpu.jsonl] [--report]
+// Each finished run is appended to the results file at once (its first line the settings, which a
+// later invocation must match), so the arms can be measured a seed at a time across sessions: a
+// run already in the file is skipped, and the table is printed from every run the file holds
+// (`--report` prints it without running anything).
 // Per arm, over its timed iterations (the first of each run is not timed): the iteration's wall
 // time (from the end of the previous iteration's last update or sync to the end of its own), its
 // episodes' span, its updates' and syncs' activity time, each core's idle share over the runs
@@ -13,9 +18,10 @@
 // max(episodes, update + sync). Needs the stack up (`npx tandem stack up`); starts its own policy
 // workers (task queues bench-cpu-one, bench-cpu-trainer, bench-cpu-rollout) and stops them at the end.
 // Give it the machine alone: it measures the cores' idle time.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
+import { dirname } from 'node:path';
 import { createInterface } from 'node:readline';
 import { loadRunConfig } from '../../configs/load.js';
 import type { RunConfig } from '../../configs/schema.js';
@@ -44,6 +50,8 @@ const batch = int('batch', 4, 1);
 const file = arg('config', 'configs/smollm2/math_L2_lora.yaml');
 const task = arg('task', 'arith2');
 const sets = argv.flatMap((a, i) => (argv[i - 1] === '--set' ? [a] : []));
+const resultsFile = projectPath(arg('results', 'bench/async/results/cpu.jsonl'));
+const reportOnly = argv.includes('--report');
 if (cpus().length < 2) throw new Error('needs two cores: the rollout engine on one, the trainer on the other');
 
 // Issue 53's sampling (bench/learning/results/arith2.choice): temperature 0.7, top_p 0.9, top_k 20, 128-token responses.
@@ -128,22 +136,54 @@ async function iterationsOf(client: Awaited<ReturnType<typeof temporalClient>>, 
   return out;
 }
 
+/** What a results file's runs must share: a later invocation with other settings would mix arms of different work. */
+const cpuinfo = readFileSync('/proc/cpuinfo', 'utf8');
+const family = (field: string) => new RegExp(`^${field}\\s*: (\\d+)`, 'm').exec(cpuinfo)?.[1] ?? '?';
+const SETTINGS = { config: file, task, iterations, batch, set: sets, machine: `${cpus().length} x ${cpus()[0]?.model} (family ${family('cpu family')}, model ${family('model')})` };
+/** One finished run: its arm, seed, timed iterations and the cores' idle shares over it. */
+interface RunRecord { kind: 'run'; arm: string; seed: number; runId: string; its: Iteration[]; idle: number[]; commit: string; at: string }
+
+function readResults(): RunRecord[] {
+  if (!existsSync(resultsFile)) return [];
+  const [head, ...rest] = readFileSync(resultsFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  for (const [key, value] of Object.entries(SETTINGS)) {
+    if (JSON.stringify(head.settings[key]) !== JSON.stringify(value)) {
+      throw new Error(`${resultsFile}: its runs were measured with ${key} ${JSON.stringify(head.settings[key])}, not ${JSON.stringify(value)}: pass --results with another file, or the same settings`);
+    }
+  }
+  return rest;
+}
+
+function appendResult(record: Omit<RunRecord, 'kind' | 'commit' | 'at'>) {
+  if (!existsSync(resultsFile)) {
+    mkdirSync(dirname(resultsFile), { recursive: true });
+    appendFileSync(resultsFile, `${JSON.stringify({ kind: 'bench', settings: SETTINGS })}\n`);
+  }
+  const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+  appendFileSync(resultsFile, `${JSON.stringify({ kind: 'run', ...record, commit, at: new Date().toISOString() })}\n`);
+}
+
 const mean = (xs: number[]) => xs.reduce((a, x) => a + x, 0) / xs.length;
 const sd = (xs: number[]) => (xs.length < 2 ? 0 : Math.sqrt(xs.reduce((a, x) => a + (x - mean(xs)) ** 2, 0) / (xs.length - 1)));
 const s1 = (ms: number) => (ms / 1000).toFixed(1);
 
-const generators = { one: await startWorker(QUEUES.one, 0), split: await startWorker(QUEUES.rollout, 0) };
-const workers = [generators.one, generators.split, await startWorker(QUEUES.trainer, 1)];
-const stop = () => workers.forEach((w) => w.child.kill('SIGTERM'));
-process.on('exit', stop);
-process.on('SIGINT', () => process.exit(130));
-const client = await temporalClient();
-const stamp = Date.now().toString(36);
-const results = new Map<string, { its: Iteration[]; idle: number[][] }>(ARMS.map((a) => [armName(a), { its: [], idle: [] }]));
-const policies = trainable(policiesOf(configOf(ARMS[0], firstSeed))).length;
-
-for (let seed = firstSeed; seed < firstSeed + seeds; seed++) {
+const done = readResults();
+const todo: { arm: Arm; seed: number }[] = [];
+for (let seed = firstSeed; seed < firstSeed + seeds && !reportOnly; seed++) {
   for (const arm of seed % 2 === 0 ? ARMS : [...ARMS].reverse()) {
+    if (!done.some((r) => r.arm === armName(arm) && r.seed === seed)) todo.push({ arm, seed });
+  }
+}
+if (todo.length > 0) {
+  const generators = { one: await startWorker(QUEUES.one, 0), split: await startWorker(QUEUES.rollout, 0) };
+  const workers = [generators.one, generators.split, await startWorker(QUEUES.trainer, 1)];
+  const stop = () => workers.forEach((w) => w.child.kill('SIGTERM'));
+  process.on('exit', stop);
+  process.on('SIGINT', () => process.exit(130));
+  const client = await temporalClient();
+  const stamp = Date.now().toString(36);
+  const policies = trainable(policiesOf(configOf(ARMS[0], firstSeed))).length;
+  for (const { arm, seed } of todo) {
     const runId = `bench-cpu-${stamp}-${arm.placement}-n${arm.staleness}-s${seed}`;
     const before = coreTimes();
     const busy0 = await busySeconds(generators[arm.placement].port);
@@ -151,15 +191,27 @@ for (let seed = firstSeed; seed < firstSeed + seeds; seed++) {
     await client.workflow.execute(trainingRun, { taskQueue: CPU_QUEUE, workflowId: runId, args: [{ config: configOf(arm, seed) }] });
     const after = coreTimes();
     const busyMs = 1000 * ((await busySeconds(generators[arm.placement].port)) - busy0);
-    const r = results.get(armName(arm))!;
-    r.idle.push(after.map((a, c) => (a.idle - before[c].idle) / (a.total - before[c].total)));
-    r.its.push(...(await iterationsOf(client, runId, policies, busyMs)));
-    process.stderr.write(`${runId}: ${iterations} iterations in ${((Date.now() - t0) / 1000).toFixed(0)} s\n`);
+    const idle = after.map((a, c) => (a.idle - before[c].idle) / (a.total - before[c].total));
+    appendResult({ arm: armName(arm), seed, runId, its: await iterationsOf(client, runId, policies, busyMs), idle });
+    process.stderr.write(`${runId}: ${iterations} iterations in ${((Date.now() - t0) / 1000).toFixed(0)} s (${resultsFile})\n`);
   }
+  stop();
+  await client.connection.close();
+}
+const runs = readResults();
+const results = new Map<string, { its: Iteration[]; idle: number[][]; seeds: number[] }>(ARMS.map((a) => [armName(a), { its: [], idle: [], seeds: [] }]));
+for (const r of runs) {
+  const arm = results.get(r.arm)!;
+  arm.its.push(...r.its);
+  arm.idle.push(r.idle);
+  arm.seeds.push(r.seed);
+}
+if ([...results.values()].some((r) => r.its.length === 0)) {
+  throw new Error(`${resultsFile}: no runs yet of ${[...results].filter(([, r]) => r.its.length === 0).map(([a]) => a).join(', ')}`);
 }
 
 const out = (l = '') => console.log(l);
-out(`machine: ${cpus().length} x ${cpus()[0]?.model}; ${file}${task === 'none' ? '' : ` on ${task}`}, ${batch} problems an iteration, ${iterations} iterations a run (the first not timed), seeds ${firstSeed}-${firstSeed + seeds - 1}; one torch thread an engine; one: its engine on core 0; split: the rollout engine on core 0, the trainer on core 1`);
+out(`machine: ${SETTINGS.machine}; ${file}${task === 'none' ? '' : ` on ${task}`}, ${batch} problems an iteration, ${iterations} iterations a run (the first not timed), seeds ${[...new Set(runs.map((r) => r.seed))].sort().join(', ')} (${resultsFile.replace(projectPath(''), '')}); one torch thread an engine; one: its engine on core 0; split: the rollout engine on core 0, the trainer on core 1`);
 out();
 out('| arm | timed iterations | iteration s (mean ± sd) | episodes s | engine busy s | update s | sync s | core 0 idle | core 1 idle | async gain | its bound |');
 out('|---|---|---|---|---|---|---|---|---|---|---|');
@@ -181,5 +233,3 @@ for (const placement of ['one', 'split'] as const) {
 }
 out();
 out('iteration s: from the end of the previous iteration\'s last update (or its sync) to the end of its own; episodes s: from the workflow task that opened its first episode to its last episode\'s end; engine busy s: the generating engine\'s prefill and decoding time (its metrics), a run\'s mean per iteration; update s and sync s: their activities, scheduled to completed (a sync installs the new version on the rollout engine); idle: /proc/stat over the arm\'s runs. Bound: one engine, T / max(episodes, engine busy + update) (one core does both); split, T / max(episodes, update + sync), T the synchronous iteration.');
-stop();
-await client.connection.close();
