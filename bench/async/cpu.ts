@@ -213,8 +213,8 @@ if ([...results.values()].some((r) => r.its.length === 0)) {
 const out = (l = '') => console.log(l);
 out(`machine: ${SETTINGS.machine}; ${file}${task === 'none' ? '' : ` on ${task}`}, ${batch} problems an iteration, ${iterations} iterations a run (the first not timed), seeds ${[...new Set(runs.map((r) => r.seed))].sort().join(', ')} (${resultsFile.replace(projectPath(''), '')}); one torch thread an engine; one: its engine on core 0; split: the rollout engine on core 0, the trainer on core 1`);
 out();
-out('| arm | timed iterations | iteration s (mean ± sd) | episodes s | engine busy s | update s | sync s | core 0 idle | core 1 idle | async gain | its bound |');
-out('|---|---|---|---|---|---|---|---|---|---|---|');
+out('| arm | timed iterations | iteration s (mean ± sd) | episodes s | engine busy s | update s | sync s | core 0 idle | core 1 idle | async gain | its bound | own work / iteration |');
+out('|---|---|---|---|---|---|---|---|---|---|---|---|');
 for (const placement of ['one', 'split'] as const) {
   const [sync, async] = [0, 1].map((n) => results.get(`${placement} N=${n}`)!);
   const T = mean(sync.its.map((x) => x.wall));
@@ -228,8 +228,14 @@ for (const placement of ['one', 'split'] as const) {
   for (const [n, r] of [[0, sync], [1, async]] as const) {
     const W = mean(r.its.map((x) => x.wall));
     const idle = [0, 1].map((c) => `${(100 * mean(r.idle.map((i) => i[c]))).toFixed(0)}%`);
-    out(`| ${placement} N=${n} | ${r.its.length} | ${s1(W)} ± ${s1(sd(r.its.map((x) => x.wall)))} | ${s1(mean(r.its.map((x) => x.episodes)))} | ${s1(mean(r.its.map((x) => x.busy)))} | ${s1(mean(r.its.map((x) => x.update)))} | ${placement === 'split' ? s1(mean(r.its.map((x) => x.sync))) : ''} | ${idle[0]} | ${idle[1]} | ${n === 1 ? `**${(T / W).toFixed(2)}x**` : ''} | ${n === 1 ? `${bound.toFixed(2)}x` : ''} |`);
+    out(`| ${placement} N=${n} | ${r.its.length} | ${s1(W)} ± ${s1(sd(r.its.map((x) => x.wall)))} | ${s1(mean(r.its.map((x) => x.episodes)))} | ${s1(mean(r.its.map((x) => x.busy)))} | ${s1(mean(r.its.map((x) => x.update)))} | ${placement === 'split' ? s1(mean(r.its.map((x) => x.sync))) : ''} | ${idle[0]} | ${idle[1]} | ${n === 1 ? `**${(T / W).toFixed(2)}x**` : ''} | ${n === 1 ? `${bound.toFixed(2)}x` : ''} | ${(mean(r.its.map((x) => x.episodes + x.update + x.sync)) / W).toFixed(2)}x |`);
   }
 }
 out();
-out('iteration s: from the end of the previous iteration\'s last update (or its sync) to the end of its own; episodes s: from the workflow task that opened its first episode to its last episode\'s end; engine busy s: the generating engine\'s prefill and decoding time (its metrics), a run\'s mean per iteration; update s and sync s: their activities, scheduled to completed (a sync installs the new version on the rollout engine); idle: /proc/stat over the arm\'s runs. Bound: one engine, T / max(episodes, engine busy + update) (one core does both); split, T / max(episodes, update + sync), T the synchronous iteration.');
+out('Each timed iteration (s): iteration / episodes / update / sync');
+out();
+out('| arm | seed | iterations |');
+out('|---|---|---|');
+for (const r of runs) out(`| ${r.arm} | ${r.seed} | ${r.its.map((x) => [x.wall, x.episodes, x.update, x.sync].map(s1).join(' / ')).join('; ')} |`);
+out();
+out('iteration s: from the end of the previous iteration\'s last update (or its sync) to the end of its own; episodes s: from the workflow task that opened its first episode to its last episode\'s end; engine busy s: the generating engine\'s prefill and decoding time (its metrics), a run\'s mean per iteration; update s and sync s: their activities, scheduled to completed (a sync installs the new version on the rollout engine); idle: /proc/stat over the arm\'s runs. Bound: one engine, T / max(episodes, engine busy + update) (one core does both); split, T / max(episodes, update + sync), T the synchronous iteration. Own work / iteration: (episodes + update + sync) / iteration, both means of the arm\'s own iterations: under 1 the orchestration between them, above 1 the share of its own work it overlapped; for the split arms, whose engines have a core each, the async gain matched for work (iterations of different arms differ in the tokens they decode and train: their policies and samples diverge).');
