@@ -40,7 +40,7 @@ const REPLAYS: Record<string, Replay> = {
   },
 };
 const { dir } = suiteOf(lines[0].settings.suite);
-const MATH_DIR = 'configs/smollm2';
+const MATH_DIR = 'configs/smollm2'; // every SmolLM2 suite plays the math configs (rows.ts)
 const replay = REPLAYS[dir];
 if (!replay && dir !== MATH_DIR) throw new Error(`--stamp ${values.stamp}: its suite plays ${dir}; answers.ts reads back ${[...Object.keys(REPLAYS), MATH_DIR].join(', ')}`);
 const sokoban = dir === 'configs/sokoban';
@@ -53,32 +53,32 @@ if (dir === MATH_DIR) await mathAnswers();
 else await gridAnswers(replay);
 
 async function gridAnswers(replay: Replay) {
- await withDatabase(async (db) => {
-  console.log(`| row | seed | test success | ... with no invalid move | moves per plan answer |${sokoban ? ' ended by a deadlock |' : ''}`);
-  console.log(`|---|---|---|---|---|${sokoban ? '---|' : ''}`);
-  for (const { row, seed, runId, success } of finals) {
-    const groups = await db
-      .select({ episode: turnGroups.episodeId, state: turnGroups.state, samples: turnGroups.samples, chosen: turnGroups.chosen })
-      .from(turnGroups)
-      .where(and(like(turnGroups.episodeId, `${runId}/test-eval/%`), eq(turnGroups.agent, 'plan_agent')))
-      .orderBy(asc(turnGroups.episodeId), asc(turnGroups.turn));
-    if (groups.length === 0) {
-      console.log(`| ${row} | ${seed} | ${(100 * success).toFixed(1)}% | no transcripts of ${runId} in this database |`);
-      continue;
+  await withDatabase(async (db) => {
+    console.log(`| row | seed | test success | ... with no invalid move | moves per plan answer |${sokoban ? ' ended by a deadlock |' : ''}`);
+    console.log(`|---|---|---|---|---|${sokoban ? '---|' : ''}`);
+    for (const { row, seed, runId, success } of finals) {
+      const groups = await db
+        .select({ episode: turnGroups.episodeId, state: turnGroups.state, samples: turnGroups.samples, chosen: turnGroups.chosen })
+        .from(turnGroups)
+        .where(and(like(turnGroups.episodeId, `${runId}/test-eval/%`), eq(turnGroups.agent, 'plan_agent')))
+        .orderBy(asc(turnGroups.episodeId), asc(turnGroups.turn));
+      if (groups.length === 0) {
+        console.log(`| ${row} | ${seed} | ${(100 * success).toFixed(1)}% | no transcripts of ${runId} in this database |`);
+        continue;
+      }
+      const ended = new Map<string, Ended>();
+      let moves = 0;
+      for (const g of groups) {
+        const answer = parseMoveAnswer((g.samples as Sample[])[g.chosen].text) ?? [];
+        moves += answer.length;
+        ended.set(g.episode, replay(g.state, answer));
+      }
+      const episodes = [...ended.values()];
+      const clean = episodes.filter((s) => s.solved && s.invalidCount === 0).length;
+      const deadlocked = episodes.filter((e) => e.deadlock).length;
+      console.log(`| ${row} | ${seed} | ${pct(success, 1)} | ${pct(clean, episodes.length)} | ${(moves / groups.length).toFixed(1)} |${sokoban ? ` ${pct(deadlocked, episodes.length)} |` : ''}`);
     }
-    const ended = new Map<string, Ended>();
-    let moves = 0;
-    for (const g of groups) {
-      const answer = parseMoveAnswer((g.samples as Sample[])[g.chosen].text) ?? [];
-      moves += answer.length;
-      ended.set(g.episode, replay(g.state, answer));
-    }
-    const episodes = [...ended.values()];
-    const clean = episodes.filter((s) => s.solved && s.invalidCount === 0).length;
-    const deadlocked = episodes.filter((e) => e.deadlock).length;
-    console.log(`| ${row} | ${seed} | ${pct(success, 1)} | ${pct(clean, episodes.length)} | ${(moves / groups.length).toFixed(1)} |${sokoban ? ` ${pct(deadlocked, episodes.length)} |` : ''}`);
-  }
- });
+  });
 }
 
 /** One math episode's chosen answers, in order: who acted in which turn and what it scored. */
