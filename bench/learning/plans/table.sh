@@ -71,6 +71,12 @@ cat "$choice"
 temperature="$(awk 'NR == 1 {print $2}' "$choice")"
 [ "$temperature" != none ] || { echo "no runs: $choice"; exit 1; }
 
+# Re-attaching: refuse while this stamp's benches still run (two would both write its results), and
+# bring back whatever of the stack is gone (the stack's policy worker serves the first bench).
+if pgrep -f "bench/learning/run.ts --stamp $stamp " >/dev/null; then
+  echo "the $stamp benches are running already (pgrep -af 'run.ts --stamp $stamp '): nothing started"; exit 1
+fi
+node bin/tandem.js stack up
 common=(--stamp "$stamp" --suite "$suite" --seeds 3 --parallel 2 --iterations 30 --batch 4 --test-problems 64
   --test-samples 2 --curve-every 10 --curve-problems 32 --lr lora=5e-4 --set "$(sampling "$temperature")")
 if ! curl -sf http://127.0.0.1:9466/metrics >/dev/null; then
