@@ -21,7 +21,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
-import { dirname } from 'node:path';
+import { dirname, relative } from 'node:path';
 import { createInterface } from 'node:readline';
 import { loadRunConfig } from '../../configs/load.js';
 import type { RunConfig } from '../../configs/schema.js';
@@ -136,9 +136,9 @@ async function iterationsOf(client: Awaited<ReturnType<typeof temporalClient>>, 
   return out;
 }
 
-/** What a results file's runs must share: a later invocation with other settings would mix arms of different work. */
 const cpuinfo = readFileSync('/proc/cpuinfo', 'utf8');
 const family = (field: string) => new RegExp(`^${field}\\s*: (\\d+)`, 'm').exec(cpuinfo)?.[1] ?? '?';
+/** What a results file's runs must share: a later invocation with other settings (or on another kind of machine) would mix arms of different work. */
 const SETTINGS = { config: file, task, iterations, batch, set: sets, machine: `${cpus().length} x ${cpus()[0]?.model} (family ${family('cpu family')}, model ${family('model')})` };
 /** One finished run: its arm, seed, timed iterations and the cores' idle shares over it. */
 interface RunRecord { kind: 'run'; arm: string; seed: number; runId: string; its: Iteration[]; idle: number[]; commit: string; at: string }
@@ -199,19 +199,18 @@ if (todo.length > 0) {
   await client.connection.close();
 }
 const runs = readResults();
-const results = new Map<string, { its: Iteration[]; idle: number[][]; seeds: number[] }>(ARMS.map((a) => [armName(a), { its: [], idle: [], seeds: [] }]));
+const results = new Map<string, { its: Iteration[]; idle: number[][] }>(ARMS.map((a) => [armName(a), { its: [], idle: [] }]));
 for (const r of runs) {
   const arm = results.get(r.arm)!;
   arm.its.push(...r.its);
   arm.idle.push(r.idle);
-  arm.seeds.push(r.seed);
 }
 if ([...results.values()].some((r) => r.its.length === 0)) {
   throw new Error(`${resultsFile}: no runs yet of ${[...results].filter(([, r]) => r.its.length === 0).map(([a]) => a).join(', ')}`);
 }
 
 const out = (l = '') => console.log(l);
-out(`machine: ${SETTINGS.machine}; ${file}${task === 'none' ? '' : ` on ${task}`}, ${batch} problems an iteration, ${iterations} iterations a run (the first not timed), seeds ${[...new Set(runs.map((r) => r.seed))].sort().join(', ')} (${resultsFile.replace(projectPath(''), '')}); one torch thread an engine; one: its engine on core 0; split: the rollout engine on core 0, the trainer on core 1`);
+out(`machine: ${SETTINGS.machine}; ${file}${task === 'none' ? '' : ` on ${task}`}, ${batch} problems an iteration, ${iterations} iterations a run (the first not timed), seeds ${[...new Set(runs.map((r) => r.seed))].sort((a, b) => a - b).join(', ')} (${relative(projectPath(''), resultsFile)}); one torch thread an engine; one: its engine on core 0; split: the rollout engine on core 0, the trainer on core 1`);
 out();
 out('| arm | timed iterations | iteration s (mean ± sd) | episodes s | engine busy s | update s | sync s | core 0 idle | core 1 idle | async gain | its bound | own work / iteration |');
 out('|---|---|---|---|---|---|---|---|---|---|---|---|');
