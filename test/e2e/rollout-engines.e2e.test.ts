@@ -90,12 +90,15 @@ test('turns on a rollout engine, synced after each update; kill -9 of it and of 
   assert.ok(engine, 'the rollout worker has an engine process');
   process.kill(engine, 'SIGSTOP');
   log(`froze the rollout engine (pid ${engine}) during the update from version ${JSON.stringify(first.training)}`);
-  const deadline = Date.now() + 120_000;
-  while (!(await syncInFlight(handle))) {
-    if (Date.now() > deadline) throw new Error('no sync reached the frozen rollout engine within 120 s');
-    await sleep(100);
+  try {
+    const deadline = Date.now() + 120_000;
+    while (!(await syncInFlight(handle))) {
+      if (Date.now() > deadline) throw new Error('no sync reached the frozen rollout engine within 120 s');
+      await sleep(100);
+    }
+  } finally {
+    process.kill(engine, 'SIGKILL'); // never left frozen, whatever happened
   }
-  process.kill(engine, 'SIGKILL');
   rollout.kill('SIGKILL');
   log(`killed the rollout engine and its worker (pid ${rollout.pid}) with a sync in flight`);
   await sleep(3_000);
