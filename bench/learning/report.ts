@@ -29,6 +29,7 @@ function command(s: Settings, stamp: string): string {
   if (s.map !== null) parts.push(`--map ${s.map}`);
   parts.push(`--test-problems ${s.testProblems}`, `--test-samples ${s.testSamples}`, `--curve-every ${s.curveEvery}`, `--curve-problems ${s.curveProblems}`);
   if (s.set.length) parts.push(`--set ${s.set.join(',')}`);
+  if (s.dtype !== 'auto') parts.push(`--dtype ${s.dtype}`);
   return `node --import tsx bench/learning/run.ts ${parts.join(' ')}`;
 }
 

@@ -18,11 +18,13 @@ export interface Settings {
   testSamples: number;
   curveEvery: number;
   curveProblems: number;
+  /** The dtype every policy's weights ask for (placement.<base>.dtype): auto (bf16 where the device has bf16 units), float32 or bfloat16. */
+  dtype: 'auto' | 'float32' | 'bfloat16';
 }
 
 /** Settings as a file written before a setting existed holds them: the value those runs had. */
-export function withDefaults(recorded: Omit<Settings, 'evalOn' | 'lr'> & Partial<Settings>): Settings {
-  return { evalOn: 'test', lr: null, ...recorded };
+export function withDefaults(recorded: Omit<Settings, 'evalOn' | 'lr' | 'dtype'> & Partial<Settings>): Settings {
+  return { evalOn: 'test', lr: null, dtype: 'auto', ...recorded };
 }
 
 /** One finished row and seed (kind final: evaluated on test problems; tune: on validation problems). */
@@ -47,6 +49,8 @@ export interface RunResult {
    * seconds, seconds decoding (prefills included) and updating, tokens generated; null when not measured
    * (no metrics, a re-attached run; absent in results from before it existed). */
   engine?: { seconds: number; busyS: number; updateS: number; tokens: number } | null;
+  /** Each trained policy's weights' dtype as its updates reported it (with the engine's note when auto fell back); absent for rows without training and in results from before it existed. */
+  dtype?: Record<string, string>;
   /** The run's config as resolved (training, or for a row without training its evaluation's): every setting; absent before issue 53. */
   config?: unknown;
   runId: string;

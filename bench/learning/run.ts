@@ -3,7 +3,7 @@
 //        [--preset reference] [--rows id,...] [--seeds N] [--first-seed N] [--iterations N] [--lr full=X,lora=Y]
 //        [--tune full=a,b,...] [--tune-seeds N] [--test-problems N] [--test-samples N]
 //        [--curve-every N] [--curve-problems N] [--batch N] [--map N] [--set key=value,...]
-//        [--eval-on test|validation] [--parallel N] [--queue Q --engine-metrics PORT] [--report]
+//        [--eval-on test|validation] [--dtype auto|float32|bfloat16] [--parallel N] [--queue Q --engine-metrics PORT] [--report]
 // Rows (bench/learning/rows.ts): single agent and two agents without RL; single agent + GRPO with
 // trajectory groups and with tree groups; two agents + plain GRPO; AT-GRPO L1 and L2. Every
 // training row trains for --iterations (default 60; training.total_training_steps, so each
@@ -23,6 +23,9 @@
 // choosing a task on the rows without RL before any RL row runs; the results file records it). Learning
 // curves: each training run evaluates itself every --curve-every iterations (default 10) on
 // --curve-problems validation problems (default 32), drawn as PNGs beside the results.
+// --dtype D (default auto) sets every policy's placement.<base>.dtype: auto is bf16 where the device
+// has bf16 units and float32 elsewhere, so a table that spans machines of both kinds fixes one; each
+// trained row's line records the dtype its updates reported.
 // --preset reference applies the suite's configs/<env>/reference.preset.yaml to every row.
 // --seeds N (default 5): seed s trains on problems from training.seed = s x 1,000,000; --first-seed
 // F runs seeds F .. N-1 only, so that a second process on the same --stamp can run other seeds
@@ -112,7 +115,12 @@ const settings: Settings = recorded ?? {
   testSamples: num('test-samples', 2),
   curveEvery: num('curve-every', 10),
   curveProblems: num('curve-problems', 32),
+  dtype: dtypeOf(arg('dtype', 'auto')),
 };
+function dtypeOf(v: string): Settings['dtype'] {
+  if (v !== 'auto' && v !== 'float32' && v !== 'bfloat16') throw new Error(`--dtype: auto, float32 or bfloat16, not '${v}'`);
+  return v;
+}
 const seeds = num('seeds', 5);
 const firstSeed = num('first-seed', 0);
 const tuneSeeds = num('tune-seeds', 1);
@@ -170,7 +178,8 @@ function config(row: Row, seed: number, lr: number | null, split: 'run' | 'valid
     ...placed,
   ]);
   let loaded = load([]);
-  if (loaded.ok && queue !== null) loaded = load(Object.values(loaded.config.base_models).map((b) => `placement.${b.name}.task_queue=${queue}`));
+  const placed = (name: string) => [...(queue !== null ? [`placement.${name}.task_queue=${queue}`] : []), ...(settings.dtype !== 'auto' ? [`placement.${name}.dtype=${settings.dtype}`] : [])];
+  if (loaded.ok && (queue !== null || settings.dtype !== 'auto')) loaded = load(Object.values(loaded.config.base_models).flatMap((b) => placed(b.name)));
   if (!loaded.ok) throw new Error(`${row.file}: ${JSON.stringify(loaded.issues)}`);
   return loaded.config;
 }
@@ -205,12 +214,13 @@ async function resultOf<T extends Workflow>(handle: WorkflowHandle<T>): Promise<
 }
 
 /** Trains for the configured iterations, following the run's progress; returns what it consumed and its curve. */
-async function train(client: Client, label: string, cfg: RunConfig, runId: string, file: string): Promise<Pick<RunResult, 'iterations' | 'tokens' | 'curve' | 'engine'>> {
+async function train(client: Client, label: string, cfg: RunConfig, runId: string, file: string): Promise<Pick<RunResult, 'iterations' | 'tokens' | 'curve' | 'engine' | 'dtype'>> {
   const before = await engineCounters(engineUrl);
   const t0 = Date.now();
   const handle = await startOrAttach(client, trainingRun, { taskQueue: CPU_QUEUE, workflowId: runId, args: [{ config: cfg }], memo: { config: file } });
   let seen = -1;
   let gap = false;
+  const dtype: Record<string, string> = {};
   let finished = false;
   const done = resultOf(handle);
   done.then(() => (finished = true), () => (finished = true));
@@ -222,6 +232,7 @@ async function train(client: Client, label: string, cfg: RunConfig, runId: strin
       if (s.iteration > seen + 1) gap = true;
       seen = s.iteration;
       const tokens = Object.values(s.updates).reduce((n, u) => n + (u.tokens ?? 0), 0);
+      for (const [policy, u] of Object.entries(s.updates)) if (u.dtype) dtype[policy] = u.dtype + (u.dtypeNote ? ` (${u.dtypeNote})` : '');
       console.error(`${label} iteration ${s.iteration + 1}/${cfg.training.total_training_steps}: training success ${s.successRate.toFixed(3)}, ${tokens} tokens trained on`);
     }
   }
@@ -237,6 +248,7 @@ async function train(client: Client, label: string, cfg: RunConfig, runId: strin
       ? { seconds: (Date.now() - t0) / 1000, busyS: after.busyS - before.busyS, updateS: after.updateS - before.updateS, tokens: after.tokens - before.tokens }
       : null,
     curve: final.evaluations.map((e) => ({ iteration: e.iteration, success: e.successRate })),
+    ...(Object.keys(dtype).length ? { dtype } : {}),
   };
 }
 

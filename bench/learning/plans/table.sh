@@ -12,7 +12,9 @@
 #    The decision and its evidence go to bench/learning/results/STAMP.choice.
 # 2. The runs (stamp STAMP): every row of --suite SUITE (bench/learning/rows.ts), 3 seeds, 30
 #    iterations of 4 problems (K = 4), LoRA at lr 5e-4, the chosen sampling for training and for the
-#    sampled evaluation; two engines, one per core: the stack's policy worker runs single, multi,
+#    sampled evaluation, in float32 (`--dtype float32`: the table spans machines with and without
+#    bf16 units, and its first rows and probes ran float32 on a CPU without them, 2026-11-29, whose
+#    results files' settings lines say so since 2026-12-01); two engines, one per core: the stack's policy worker runs single, multi,
 #    single-grpo and multi-grpo, a second one (task queue tandem-policy-1, metrics 9466) the two
 #    AT-GRPO rows; two runs at a time on each. Logs: .data/logs/STAMP-{a,b}.log.
 # Re-running re-attaches: the benches skip what the results files hold and attach to running workflows.
@@ -47,7 +49,7 @@ if [ ! -f "$choice" ]; then
   for t in "${temperatures[@]}"; do
     p="$(probe_stamp "$t")"
     if [ -z "$(team "$p")" ] && ! pgrep -f -- "--stamp $p " >/dev/null; then
-      setsid nohup node --import tsx bench/learning/run.ts --stamp "$p" --suite "$suite" --eval-on validation --rows multi --seeds 1 \
+      setsid nohup node --import tsx bench/learning/run.ts --stamp "$p" --suite "$suite" --eval-on validation --rows multi --seeds 1 --dtype float32 \
         --lr lora=5e-4 --iterations 30 --batch 4 --test-problems 64 --test-samples 2 --curve-every 10 --curve-problems 32 \
         --set "$(sampling "$t")" >> ".data/logs/$p.log" 2>&1 < /dev/null &
       echo "probe $p started (.data/logs/$p.log)"
@@ -78,7 +80,7 @@ if pgrep -f "bench/learning/run.ts --stamp $stamp " >/dev/null; then
 fi
 node bin/tandem.js stack up
 common=(--stamp "$stamp" --suite "$suite" --seeds 3 --parallel 2 --iterations 30 --batch 4 --test-problems 64
-  --test-samples 2 --curve-every 10 --curve-problems 32 --lr lora=5e-4 --set "$(sampling "$temperature")")
+  --test-samples 2 --curve-every 10 --curve-problems 32 --lr lora=5e-4 --dtype float32 --set "$(sampling "$temperature")")
 if ! curl -sf http://127.0.0.1:9466/metrics >/dev/null; then
   setsid nohup node --import tsx services/policy-worker.ts --task-queue tandem-policy-1 --device cpu --metrics-port 9466 \
     >> .data/logs/policy-worker-1.log 2>&1 < /dev/null &
