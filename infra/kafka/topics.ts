@@ -4,6 +4,7 @@
 // outlast its pause.
 import kafkajs, { Kafka, logLevel } from 'kafkajs';
 import { MAX_RECORD_BYTES, TOPICS } from '../settings.js';
+import './requestQueue.js'; // kafkajs's idle timer, stopped (see there): without it `stack up` warns TimeoutNegativeWarning on Node 24
 
 export const TOPIC_PARTITIONS = 3;
 
