@@ -78,6 +78,7 @@ def in_fresh_process(code: str) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.fp32  # its log-probs against a float32 reference at float32's tolerance (test_bf16.py bounds bf16's)
 def test_chat_template_stop_token_and_logprobs(eng, hf, tmp_path):
     model, tok = hf
     eng.load_full("smol", SMOL, tmp_path / "ck")
@@ -95,6 +96,7 @@ def test_chat_template_stop_token_and_logprobs(eng, hf, tmp_path):
             s["logprobs"], abs=2e-3)
 
 
+@pytest.mark.fp32  # PEFT's float32 log-probs at float32's tolerance, and no rollout/trainer gap (test_bf16.py: bf16's)
 def test_lora_on_attention_and_mlp_loads_with_peft_in_a_fresh_process(eng, smol2, tmp_path):
     # On the two-layer cut: the adapter's module names, and PEFT's reading of them, are those of
     # every one of the 30 layers.
@@ -121,6 +123,7 @@ print(json.dumps({{"targets": targets, "logprobs": logp[pos, torch.tensor(r)].to
     assert theirs["logprobs"] == pytest.approx(probe["logprobs"], abs=2e-3)
 
 
+@pytest.mark.fp32  # transformers' float32 log-probs at float32's tolerance (test_bf16.py: bf16's resume and loading)
 def test_full_update_saves_a_folder_transformers_loads_and_resumes_exactly(eng, smol2, tmp_path):
     root = tmp_path / "full"
     eng.load_full("f", smol2, root, optim={**OPTIM, "lr": 1e-5})
