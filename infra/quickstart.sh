@@ -5,7 +5,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
-bash infra/setup.sh tandem-tiny  # only the model the quickstart trains
+bash infra/setup.sh --no-browser tandem-tiny  # only the model the quickstart trains; no browser
 export PATH="$root/node_modules/.bin:$PATH"  # the project's Node and tools (infra/setup.sh)
 node bin/tandem.js stack up
 node bin/tandem.js train configs/planpath/planpath_L1_prompt.yaml training.total_training_steps=20 training.val_freq=10 \

@@ -10,8 +10,9 @@
 #   code sandbox tools     -> /usr/bin/bwrap, ...      (Debian: bubblewrap, util-linux, procps, python3)
 #   Chromium               -> /usr/bin/chromium        (Debian, only if missing: the dashboard's browser tests)
 #   models                 -> .tools/models/NAME       (infra/models.sh: made here or converted, no hub)
-#   bash infra/setup.sh [MODEL...]: the models a command needs (default: the tests', tandem-tiny and
-#   smollm2-135m-instruct; the quickstart: tandem-tiny); `bash infra/models.sh NAME` builds others.
+#   bash infra/setup.sh [--no-browser] [MODEL...]: the models a command needs (default: the tests',
+#   tandem-tiny and smollm2-135m-instruct; the quickstart: tandem-tiny); `bash infra/models.sh NAME`
+#   builds others. --no-browser leaves Chromium out (only the dashboard's browser test needs it).
 # The virtual environment, the Kafka jars and the models are built once per machine into a cache
 # outside the clone ($TANDEM_CACHE_DIR, default ~/.cache/tandem), keyed by the hash of what each is
 # built from (requirements files, pom.xml, demonstrations and scripts): a second clone on the same
@@ -26,6 +27,8 @@ step() {
   step_name="$*" step_t0=$SECONDS
   if [ "$*" = done ]; then printf '\n== setup: done in %d s\n' "$((SECONDS - setup_t0))"; else printf '\n== setup: %s\n' "$*"; fi
 }
+browser=1
+if [ "${1:-}" = --no-browser ]; then browser=0; shift; fi
 models=("$@")
 [ ${#models[@]} -gt 0 ] || models=(tandem-tiny smollm2-135m-instruct)
 cache="${TANDEM_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/tandem}"
@@ -108,12 +111,14 @@ if [ "${#sandbox_pkgs[@]}" -gt 0 ]; then
 fi
 /usr/bin/bwrap --version
 
-step "Chromium (Debian)"
-# The dashboard's end-to-end test drives it with playwright-core (npm), which brings no browser.
-if [ ! -x /usr/bin/chromium ]; then
-  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium
+if [ "$browser" = 1 ]; then
+  step "Chromium (Debian)"
+  # The dashboard's end-to-end test drives it with playwright-core (npm), which brings no browser.
+  if [ ! -x /usr/bin/chromium ]; then
+    apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium
+  fi
+  /usr/bin/chromium --version
 fi
-/usr/bin/chromium --version
 
 step "models: ${models[*]}"
 bash infra/models.sh "${models[@]}"
