@@ -305,8 +305,8 @@ async function runOne(client: Client, kind: RunResult['kind'], row: Row, seed: n
 /** The rate each family trains at: --lr, else the best tuned one in the file, else its config's. */
 function ratesOf(results: RunResult[]): Record<Family, { lr: number; source: string }> {
   const pick = (family: Family): { lr: number; source: string } => {
-    const given = lrFlag[family];
-    if (given) return { lr: given[0], source: '--lr' };
+    const given = settings.lr?.[family]; // --lr, or under --report the file's
+    if (given !== undefined) return { lr: given, source: '--lr' };
     const tuned = results.filter((r) => r.kind === 'tune' && rows.some((row) => row.id === r.row && row.family === family) && r.lr !== null);
     if (tuned.length) {
       const byLr = new Map<number, number[]>();
