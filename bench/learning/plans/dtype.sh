@@ -10,6 +10,8 @@
 # results files record each run's engine time (decoding, updating) beside its curve.
 # Logs: .data/logs/dtype-{float32,bfloat16}.log. Re-running re-attaches (the benches skip what
 # their results files hold and attach to running workflows).
+#   bash bench/learning/plans/dtype.sh [FIRST_SEED [SEEDS]]: seeds FIRST_SEED .. SEEDS-1 (default 0 1:
+# seed 0), one after another in each process (about 2 hours a seed on a 2-core machine).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../../.."
 export PATH="$PWD/node_modules/.bin:$PATH"
@@ -22,7 +24,8 @@ mkdir -p .data/logs
 a=agent_policy_configs.agent_configs.*
 set_list="env.max_turns=1,training.max_response_length=128,$a.train_llm_config.top_p=0.9,$a.train_llm_config.top_k=20"
 set_list+=",$a.val_llm_config.temperature=1.0,$a.val_llm_config.top_p=0.9,$a.val_llm_config.top_k=20"
-common=(--suite smollm2-arith --rows at-grpo-l2 --seeds 1 --iterations 30 --batch 4 --lr lora=5e-4 --test-problems 64
+first_seed="${1:-0}" seeds="${2:-1}"
+common=(--suite smollm2-arith --rows at-grpo-l2 --first-seed "$first_seed" --seeds "$seeds" --iterations 30 --batch 4 --lr lora=5e-4 --test-problems 64
   --test-samples 2 --curve-every 10 --curve-problems 32 --set "$set_list")
 if ! curl -sf http://127.0.0.1:9466/metrics >/dev/null; then
   setsid nohup node --import tsx services/policy-worker.ts --task-queue tandem-policy-1 --device cpu --metrics-port 9466 \
