@@ -178,8 +178,8 @@ function config(row: Row, seed: number, lr: number | null, split: 'run' | 'valid
     ...placed,
   ]);
   let loaded = load([]);
-  const placed = (name: string) => [...(queue !== null ? [`placement.${name}.task_queue=${queue}`] : []), ...(settings.dtype !== 'auto' ? [`placement.${name}.dtype=${settings.dtype}`] : [])];
-  if (loaded.ok && (queue !== null || settings.dtype !== 'auto')) loaded = load(Object.values(loaded.config.base_models).flatMap((b) => placed(b.name)));
+  const placement = (name: string) => [...(queue !== null ? [`placement.${name}.task_queue=${queue}`] : []), ...(settings.dtype !== 'auto' ? [`placement.${name}.dtype=${settings.dtype}`] : [])];
+  if (loaded.ok && (queue !== null || settings.dtype !== 'auto')) loaded = load(Object.values(loaded.config.base_models).flatMap((b) => placement(b.name)));
   if (!loaded.ok) throw new Error(`${row.file}: ${JSON.stringify(loaded.issues)}`);
   return loaded.config;
 }
