@@ -93,8 +93,9 @@ const placementSchema = z.strictObject({
   // (a refine, not .regex(): zod's regex check writes to its RegExp, which the workflow bundle
   // shares frozen between workflows; infra/temporal/bundle.ts)
   device: z.string().refine((d) => /^(cpu|cuda(:\d+)?)$/.test(d), 'expected cpu, cuda or cuda:N').default('cpu'),
-  // The weights' dtype (services/engine/tandem_engine/precision.py): auto is bfloat16 on a GPU and on a
-  // CPU with bf16 units (flags avx512_bf16 or amx_bf16), float32 elsewhere (the engine says why);
+  // The weights' dtype (services/engine/tandem_engine/precision.py): auto is bfloat16 on a GPU,
+  // float32 on a CPU, even one with bf16 units (flags avx512_bf16 or amx_bf16), and elsewhere (the
+  // engine says why: on those CPUs bf16 trained about 1.15x faster and learned less, bench/RESULTS.md);
   // bfloat16 trains in mixed precision (float32 master weights and AdamW state, bf16 forward and
   // backward; LoRA adapters float32 over a bf16 base). bfloat16 on a CPU without bf16 units is refused.
   dtype: z.enum(['auto', 'float32', 'bfloat16']).default('auto'),

@@ -115,12 +115,14 @@ def environment(ctx) -> dict:
 
     shapes.serve_random_weights()
     ctx.engine = Engine(str(ctx.device))
-    # The policies' dtype as a run's default (placement.<base>.dtype auto; precision.py): bf16 on a GPU,
-    # and in the CPU smoke mode where the CPU has bf16 units; float32 elsewhere, with the reason.
+    # The policies' dtype: on a GPU a run's default (placement.<base>.dtype auto: bf16; precision.py).
+    # In the CPU smoke mode bf16 where the CPU has bf16 units (auto would be float32 on a CPU), so
+    # that the smoke runs the GPU's dtype path; float32 elsewhere, with auto's reason.
     from tandem_engine import precision
 
-    ec.DTYPE = "auto"
-    dtype, note = precision.resolve("auto", ctx.device)
+    cpu_bf16 = ctx.device.type == "cpu" and precision.native_bf16(ctx.device)
+    ec.DTYPE = "bfloat16" if cpu_bf16 else "auto"
+    dtype, note = precision.resolve(ec.DTYPE, ctx.device)
     fig["engine_dtype"], fig["dtype_note"] = precision.name(dtype), note
     ctx.logprob_tol = 1e-3 if dtype == torch.float32 else 0.5
     return fig

@@ -9,6 +9,8 @@ import os
 import subprocess
 import sys
 
+import torch
+
 CHECK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "check.py")
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "services", "engine"))
 from tandem_engine import precision  # noqa: E402
@@ -32,8 +34,8 @@ def test_smoke_mode_passes_every_stage_with_figures(tmp_path):
     fig = {name: s["figures"] for name, s in stages.items()}
 
     env = fig["environment"]
-    # auto: bf16 where this CPU has bf16 units, float32 (with the reason) elsewhere
-    bf16 = bool((precision.cpu_flags() or set()) & set(precision.BF16_FLAGS))
+    # bf16 where this CPU has bf16 units, else auto: float32, with the reason
+    bf16 = precision.native_bf16(torch.device("cpu"))
     assert env["device"] == "cpu" and env["engine_dtype"] == ("bfloat16" if bf16 else "float32"), env
     assert (env["dtype_note"] is None) == bf16 and positive(env["copy_bandwidth_gbs"])
     assert env["torch"] and env["transformers"] and env["peft"] and env["drift"] == [], env

@@ -18,7 +18,7 @@ export interface Settings {
   testSamples: number;
   curveEvery: number;
   curveProblems: number;
-  /** The dtype every policy's weights ask for (placement.<base>.dtype): auto (bf16 where the device has bf16 units), float32 or bfloat16. */
+  /** The dtype every policy's weights ask for (placement.<base>.dtype): auto (bf16 on a GPU, float32 on a CPU), float32 or bfloat16. */
   dtype: 'auto' | 'float32' | 'bfloat16';
 }
 

@@ -23,9 +23,9 @@
 // choosing a task on the rows without RL before any RL row runs; the results file records it). Learning
 // curves: each training run evaluates itself every --curve-every iterations (default 10) on
 // --curve-problems validation problems (default 32), drawn as PNGs beside the results.
-// --dtype D (default auto) sets every policy's placement.<base>.dtype: auto is bf16 where the device
-// has bf16 units and float32 elsewhere, so a table that spans machines of both kinds fixes one; each
-// trained row's line records the dtype its updates reported.
+// --dtype D (default auto) sets every policy's placement.<base>.dtype: auto is bf16 on a GPU and
+// float32 on a CPU, so a table that spans a GPU and CPUs fixes one; each trained row's line records
+// the dtype its updates reported.
 // --preset reference applies the suite's configs/<env>/reference.preset.yaml to every row.
 // --seeds N (default 5): seed s trains on problems from training.seed = s x 1,000,000; --first-seed
 // F runs seeds F .. N-1 only, so that a second process on the same --stamp can run other seeds

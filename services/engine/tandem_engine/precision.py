@@ -2,9 +2,12 @@
 
 `dtype` is "auto", "float32" or "bfloat16" (the run config's placement.<base model>.dtype):
 
-* auto: bfloat16 on CUDA (where the GPU has it) and on CPUs whose flags show bf16 units
-  (avx512_bf16 or amx_bf16); float32 elsewhere, and the engine says why once in its log and in the
-  load's answer (`dtype_note`), which `tandem status` shows.
+* auto: bfloat16 on CUDA (where the GPU has it); float32 on a CPU, and elsewhere, and the engine says
+  why once in its log and in the load's answer (`dtype_note`), which `tandem status` shows. On a CPU
+  with bf16 units (avx512_bf16, an AMD EPYC without AMX) bf16 trained the learning bench's SmolLM2
+  run only about 1.15x faster a token (0.96-1.32x over three alternating pairs) and its seed-0 run
+  ended 9.4 points lower on the test problems (bench/RESULTS.md, "learning in bf16"): not a default
+  worth its risk there. `bfloat16` asks for it.
 * bfloat16 on a CPU without those units is refused, naming the missing flags: it would run emulated,
   several times slower than float32 (SmolLM2 on an AMD EPYC without them: generation 3x, the update
   step 10x; bench/RESULTS.md, engine_dtype). TANDEM_ALLOW_EMULATED_BF16=1 allows it: the engine's
@@ -35,6 +38,8 @@ from .errors import EngineError
 
 DTYPES = ("auto", "float32", "bfloat16")
 BF16_FLAGS = ("avx512_bf16", "amx_bf16")
+CPU_NOTE = ("a CPU (its bf16 units trained about 1.15x faster and learned less in bench/RESULTS.md's runs; "
+            "dtype bfloat16 uses them)")
 _said: set[str] = set()  # notes already logged
 
 
@@ -57,26 +62,32 @@ def resolve(asked: str, device: torch.device, flags: set[str] | None = None, log
         raise EngineError("BadRequest", f"dtype must be one of {list(DTYPES)}, not {asked!r}")
     if asked == "float32":
         return torch.float32, None
-    missing = _missing_bf16(device, cpu_flags() if flags is None and device.type == "cpu" else flags)
-    if missing is None:
-        return torch.bfloat16, None
+    missing = _missing_bf16(device, flags)
     if asked == "bfloat16":
-        if device.type == "cpu" and os.environ.get("TANDEM_ALLOW_EMULATED_BF16") == "1":
+        if missing is None or (device.type == "cpu" and os.environ.get("TANDEM_ALLOW_EMULATED_BF16") == "1"):
             return torch.bfloat16, None
         raise EngineError("BadRequest", f"dtype bfloat16: {missing}; use dtype auto or float32"
                           + (" (or TANDEM_ALLOW_EMULATED_BF16=1 to run it emulated)" if device.type == "cpu" else ""))
-    note = f"auto chose float32: {missing}"
+    if missing is None and device.type != "cpu":
+        return torch.bfloat16, None
+    note = f"auto chose float32: {missing or CPU_NOTE}"
     if log is not None and note not in _said:
         _said.add(note)
         log(f"[engine] dtype {note}")
     return torch.float32, note
 
 
+def native_bf16(device: torch.device, flags: set[str] | None = None) -> bool:
+    """Whether `device` runs bf16 natively (a GPU with it, a CPU with bf16 units): `bfloat16` runs there."""
+    return _missing_bf16(device, flags) is None
+
+
 def _missing_bf16(device: torch.device, flags: set[str] | None) -> str | None:
-    """Why bf16 would not run natively on `device`, or None."""
+    """Why bf16 would not run natively on `device`, or None. `flags`: the CPU's (read when None)."""
     if device.type == "cuda":
         return None if torch.cuda.is_bf16_supported(including_emulation=False) else \
             f"the GPU {torch.cuda.get_device_name(device)} has no native bfloat16"
+    flags = cpu_flags() if flags is None else flags
     if flags is None:
         return "the CPU's flags cannot be read (/proc/cpuinfo), so its bf16 units cannot be told"
     if not flags & set(BF16_FLAGS):

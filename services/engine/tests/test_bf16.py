@@ -34,11 +34,14 @@ def train_batch(eng, policy, advantages=(1.0, -1.0, 0.5, -0.5)):
 
 def test_resolve_auto_and_the_refusal(monkeypatch):
     cpu, logged = torch.device("cpu"), []
-    assert precision.resolve("auto", cpu, flags={"avx2", "avx512_bf16"}) == (BF16, None)
-    assert precision.resolve("auto", cpu, flags={"avx2", "amx_bf16"}) == (BF16, None)
+    # auto on a CPU: float32, with bf16 units or without, each saying why
+    for flags in ({"avx2", "avx512_bf16"}, {"avx2", "amx_bf16"}):
+        dtype, note = precision.resolve("auto", cpu, flags=flags)
+        assert dtype == torch.float32 and note == f"auto chose float32: {precision.CPU_NOTE}"
+        assert precision.native_bf16(cpu, flags)
     assert precision.resolve("float32", cpu, flags={"amx_bf16"}) == (torch.float32, None)
     dtype, note = precision.resolve("auto", cpu, flags={"avx2"}, log=logged.append)
-    assert dtype == torch.float32 and "neither avx512_bf16 nor amx_bf16" in note
+    assert dtype == torch.float32 and "neither avx512_bf16 nor amx_bf16" in note and not precision.native_bf16(cpu, {"avx2"})
     precision.resolve("auto", cpu, flags={"avx2"}, log=logged.append)
     assert len(logged) <= 1  # said once per engine (maybe before this test, by an earlier load)
     monkeypatch.delenv("TANDEM_ALLOW_EMULATED_BF16")
@@ -67,7 +70,7 @@ def test_load_names_a_bad_or_missing_dtype_and_says_why_auto_fell_back(eng, tiny
     assert result["dtype"] == "float32" and result["dtype_note"] == loaded["dtype_note"]
     monkeypatch.setattr(precision, "cpu_flags", lambda: {"avx512_bf16"})
     other = eng.call("load", policy="a2", kind="lora", model_path=tiny_model, base="b", lora=LORA, optim=OPTIM,
-                     checkpoint_root="", dtype="auto")  # the base is float32 already: not a bf16 one
+                     checkpoint_root="", dtype="bfloat16")  # the base is float32 already: not a bf16 one
     assert other["error"]["type"] == "BadRequest" and "already loaded in float32, not bfloat16" in other["error"]["message"]
 
 
