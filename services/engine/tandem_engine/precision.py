@@ -5,9 +5,9 @@
 * auto: bfloat16 on CUDA (where the GPU has it); float32 on a CPU, and elsewhere, and the engine says
   why once in its log and in the load's answer (`dtype_note`), which `tandem status` shows. On a CPU
   with bf16 units (avx512_bf16, an AMD EPYC without AMX) bf16 trained the learning bench's SmolLM2
-  run only about 1.15x faster a token (0.96-1.32x over three alternating pairs) and its seed-0 run
-  ended 9.4 points lower on the test problems (bench/RESULTS.md, "learning in bf16"): not a default
-  worth its risk there. `bfloat16` asks for it.
+  run only about 1.15x faster a token (0.96-1.32x over three alternating pairs), and learned less:
+  validation at iteration 30 87.5 and 81.3% against float32's 93.8 and 93.8% (seeds 0 and 1;
+  bench/RESULTS.md, "learning in bf16"): not a default worth its risk there. `bfloat16` asks for it.
 * bfloat16 on a CPU without those units is refused, naming the missing flags: it would run emulated,
   several times slower than float32 (SmolLM2 on an AMD EPYC without them: generation 3x, the update
   step 10x; bench/RESULTS.md, engine_dtype). TANDEM_ALLOW_EMULATED_BF16=1 allows it: the engine's
