@@ -22,4 +22,4 @@ wait "$stack_pid" || { cat "$stack_log" >&2; echo "quickstart: tandem stack up f
 printf '\n== quickstart: the stack\n'
 cat "$stack_log"
 node bin/tandem.js train configs/planpath/planpath_L1_prompt.yaml training.total_training_steps=20 training.val_freq=10 \
-  training.val_problems=128 training.validate_sample_num=2 --wait "$@"
+  training.val_problems=128 training.validate_sample_num=1 --wait "$@"
