@@ -24,6 +24,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 work="$(mktemp -d /tmp/tandem-quickstart.XXXXXX)"
+chmod 755 "$work"  # the stack runs postgres as the postgres user when root: it must enter the clone
 clone="$work/tandem"
 git clone -q "$root" "$clone"
 export TANDEM_CACHE_DIR="$work/cache" npm_config_cache="$work/npm-cache" PIP_NO_CACHE_DIR=1

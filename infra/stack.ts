@@ -203,10 +203,18 @@ function postgresService(s: StackSettings): Service {
       if (existsSync(join(dir, 'PG_VERSION'))) return;
       mkdirSync(dir, { recursive: true });
       if (user) execFileSync('chown', ['-R', `${user.uid}:${user.gid}`, dir]);
-      execFileSync(postgresBin('initdb'), ['-D', dir, '-U', 'tandem', '--auth=trust', '-E', 'UTF8', '--no-instructions'], {
-        stdio: 'ignore',
-        ...(user ?? {}),
-      });
+      try {
+        execFileSync(postgresBin('initdb'), ['-D', dir, '-U', 'tandem', '--auth=trust', '-E', 'UTF8', '--no-instructions'], {
+          stdio: ['ignore', 'ignore', 'pipe'],
+          encoding: 'utf8',
+          ...(user ?? {}),
+        });
+      } catch (err) {
+        // initdb's own words (e.g. a data folder under a parent the postgres user cannot enter).
+        const said = String((err as { stderr?: string }).stderr ?? '').trim();
+        const who = user ? ' (run as the postgres user, which must be able to enter every folder above it)' : '';
+        throw new Error(`postgres: initdb failed for the data folder ${dir}${who}${said ? `:\n${said}` : ''}`);
+      }
     },
     launch: () => ({
       cmd: postgresBin('postgres'),
