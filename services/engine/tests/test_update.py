@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import math
+import os
 
 import pytest
 import torch
 
-from conftest import LORA, OPTIM, PLAN_PROMPT, TOOL_PROMPT, UPDATE, as_train
+from conftest import LORA, ON_GPU, OPTIM, PLAN_PROMPT, TOOL_PROMPT, UPDATE, as_train
+from tandem_engine import server
 from tandem_engine.policy import lr_factor
 from test_lora import logprobs_under
 
@@ -288,3 +290,29 @@ def test_gradient_checkpointing_gives_the_same_logprobs_and_gradients(eng, tiny_
                                             gradient_checkpointing=checkpointing)["result"]
     for key in ("loss", "pg_loss", "kl", "entropy", "grad_norm", "logprob_gap"):
         assert results[True][key] == pytest.approx(results[False][key], rel=1e-5, abs=1e-6), key
+
+
+def _status_mb(field: str) -> float:
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith(field + ":")) / 1024
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/clear_refs"), reason="reads Linux's /proc/self")
+def test_an_update_hands_its_activations_back_to_the_system(eng, tiny_model, tmp_path):
+    # Activations of long prompts, freed at the end of the update: the engine's resident memory returns
+    # to about where it was (free_memory's malloc_trim) instead of staying at the update's peak.
+    if server._MALLOC_TRIM is None or ON_GPU:
+        pytest.skip("the C heap's trim is glibc's, and only a CPU update's activations live there")
+    eng.load_full("mem", tiny_model, tmp_path)
+    g = torch.Generator().manual_seed(0)
+    samples = [{"sample_id": f"m{i}", "prompt_ids": torch.randint(3, 1000, (1500,), generator=g).tolist(),
+                "response_ids": torch.randint(3, 1000, (64,), generator=g).tolist(), "logprobs": [-1.0] * 64,
+                "advantage": 1.0 - 2 * (i % 2)} for i in range(8)]
+    server.free_memory()
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")  # resets VmHWM, the peak, to the resident memory now
+    before = _status_mb("VmRSS")
+    assert eng.update("mem", 0, samples, tmp_path, micro_batch_tokens=4096)["ok"]
+    grew, kept = _status_mb("VmHWM") - before, _status_mb("VmRSS") - before
+    assert grew > 100, f"the update's peak was only {grew:.0f} MB above the start: nothing to hand back"
+    assert kept < 0.25 * grew, f"{kept:.0f} MB of the update's {grew:.0f} MB peak still resident"
