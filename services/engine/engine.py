@@ -7,7 +7,8 @@ request line, in the order they finish (generate requests are decoded together a
 stdout carries protocol lines only; every log goes to stderr.
 Env: TANDEM_TORCH_THREADS (torch intra-op threads), TANDEM_GEN_BATCH (max rows decoded together),
 TANDEM_PREFILL_TOKENS (max prompt tokens prefilled between two decoding steps), TANDEM_KV_CACHE_GB (the
-decode batches' KV cache, in all; default 45% of the memory free).
+decode batches' KV cache, in all; default 45% of the memory free), TANDEM_UPDATE_LOCK (a file: engines given
+the same one run their updates one at a time; tandem_engine/update_lock.py).
 See PROTOCOL.md for the ops.
 """
 

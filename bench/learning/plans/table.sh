@@ -78,6 +78,10 @@ temperature="$(awk 'NR == 1 {print $2}' "$choice")"
 if pgrep -f "bench/learning/run.ts --stamp $stamp " >/dev/null; then
   echo "the $stamp benches are running already (pgrep -af 'run.ts --stamp $stamp '): nothing started"; exit 1
 fi
+# The two engines train one at a time (the host's update lock, services/engine/PROTOCOL.md): two SmolLM2
+# updates at once reached 11-13 GB each and thrashed this 24 GB machine. A policy worker already running
+# keeps the environment it was started with: restart it (kill it; `stack up` starts it again) to change it.
+export TANDEM_UPDATE_LOCK="$PWD/.data/run/update.lock"
 node bin/tandem.js stack up
 common=(--stamp "$stamp" --suite "$suite" --seeds 3 --parallel 2 --iterations 30 --batch 4 --test-problems 64
   --test-samples 2 --curve-every 10 --curve-problems 32 --lr lora=5e-4 --dtype float32 --set "$(sampling "$temperature")")

@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 import torch
 
-from . import checkpoint, models, precision, serving
+from . import checkpoint, models, precision, serving, update_lock
 from .errors import EngineError
 from .batching import Scheduler
 from .generation import Row, row_generator, sample_of
@@ -538,6 +538,8 @@ class Engine:
             else:
                 self.serving[p.key] = served
                 overlap.update(copy=served.kind, copy_mb=served.bytes / 2**20)
+        # The host's update lock (update_lock.py), when one is set; replicas step together and take none.
+        lock = None if spec is not None else (yield from update_lock.acquire(self._rows_wait if beside else None))
         try:
             if spec is None:
                 result = yield from p.update_steps(samples, checkpoint_root=root, **args)
@@ -554,10 +556,24 @@ class Engine:
                 self.serving.pop(p.key, None)
                 self.retired.append(served)
             free_memory()  # the steps' activations, back to the system (free_memory)
+            if lock is not None:  # after the memory is back: the next engine's update may take it
+                lock.release()
+        if lock is not None:
+            result = {**result, "update_lock_wait_s": lock.waited_s}
         if overlap is not None and beside:
             overlap["decode_s"] = self.task.decode_seconds if self.task is not None else 0.0
         return {**result, "replayed": False, **({"overlap": overlap} if overlap is not None else {}),
                 **self._retain(root, keep, spec)}
+
+    def _rows_wait(self):
+        """Between two attempts of an update with overlap at the host's update lock: a decoding step of
+        the rows in flight, here, so that the wait costs them nothing (counted as the update's time, it
+        keeps the fair share of tick even), or with no rows 10 ms of sleep; then back to tick."""
+        if self.scheduler.busy():
+            self._decode_step()
+        else:
+            time.sleep(0.01)
+        yield
 
     @staticmethod
     def _retain(root: str, keep: tuple[int | None, int | None], spec: dict | None) -> dict:
