@@ -239,6 +239,7 @@ export function createUpdateActivities(deps: EngineDeps & { kafka: Kafka; produc
             rollout_weight_max: result.rollout_weight_max ?? null,
             update_s: result.update_s ?? null,
             sync_s: result.sync_s ?? null,
+            update_lock_wait_s: result.update_lock_wait_s ?? null,
             optimizer_state_mb: result.optimizer_state_mb ?? null,
             masters_mb: result.masters_mb ?? null,
             optimizer_steps: result.optimizer_steps ?? null,

@@ -298,6 +298,8 @@ export interface UpdateResult {
   /** Seconds of the step, and (replicas) of which in collectives. */
   update_s?: number;
   sync_s?: number;
+  /** Seconds the update waited for the host's update lock (TANDEM_UPDATE_LOCK); absent without one. */
+  update_lock_wait_s?: number;
   /** Optimizer steps the update took (PPO mini-batches x epochs, less any skipped). */
   optimizer_steps?: number;
   /** MiB of AdamW state this engine holds (with shard_optimizer, its part); absent from older engines. */
