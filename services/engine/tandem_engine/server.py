@@ -538,9 +538,11 @@ class Engine:
             else:
                 self.serving[p.key] = served
                 overlap.update(copy=served.kind, copy_mb=served.bytes / 2**20)
-        # The host's update lock (update_lock.py), when one is set; replicas step together and take none.
-        lock = None if spec is not None else (yield from update_lock.acquire(self._rows_wait if beside else None))
+        lock = None
         try:
+            # The host's update lock (update_lock.py), when one is set; replicas step together and take none.
+            if spec is None:
+                lock = yield from update_lock.acquire(self._rows_wait if beside else None)
             if spec is None:
                 result = yield from p.update_steps(samples, checkpoint_root=root, **args)
             else:

@@ -17,6 +17,8 @@ import fcntl
 import os
 import time
 
+from .errors import EngineError
+
 PATH = os.environ.get("TANDEM_UPDATE_LOCK") or None
 
 
@@ -37,7 +39,10 @@ def acquire(wait):
     function run between two attempts (an update with overlap: its engine's rows decode meanwhile)."""
     if PATH is None:
         return None
-    fd = os.open(PATH, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        fd = os.open(PATH, os.O_RDWR | os.O_CREAT, 0o666)
+    except OSError as e:
+        raise EngineError("UpdateLock", f"TANDEM_UPDATE_LOCK={PATH}: cannot open it ({e.strerror})") from e
     t0 = time.perf_counter()
     try:
         if wait is None:

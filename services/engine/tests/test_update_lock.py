@@ -91,3 +91,13 @@ def test_no_lock_file_no_lock(eng, tiny_model, tmp_path, monkeypatch):
     eng.load_full("p", tiny_model, tmp_path)
     r = eng.update("p", 0, samples_of(eng), tmp_path)["result"]
     assert "update_lock_wait_s" not in r
+
+
+def test_a_lock_file_that_cannot_be_opened_fails_the_update_by_name(eng, tiny_model, tmp_path, monkeypatch):
+    monkeypatch.setattr(update_lock, "PATH", str(tmp_path / "missing" / "updates.lock"))
+    eng.load_lora("p", tiny_model, tmp_path)
+    r = eng.update("p", 0, samples_of(eng), tmp_path, overlap=True)
+    assert not r["ok"] and r["error"]["type"] == "UpdateLock" and "missing/updates.lock" in r["error"]["message"]
+    assert eng.engine.serving == {}, "the serving copy made for the overlap is gone"
+    monkeypatch.setattr(update_lock, "PATH", None)
+    assert eng.update("p", 0, samples_of(eng), tmp_path)["ok"], "the policy is as it was"
