@@ -231,6 +231,7 @@ export function createUpdateActivities(deps: EngineDeps & { kafka: Kafka; produc
             grad_norm: result.grad_norm,
             lr: result.lr,
             tokens: result.tokens,
+            samples_forwarded: result.samples_forwarded ?? null,
             logprob_gap: result.logprob_gap,
             // The rollout/trainer importance weights (pi_trainer / pi_rollout per token, before the update).
             rollout_weight_mean: result.rollout_weight_mean ?? null,

@@ -276,6 +276,8 @@ export interface UpdateResult {
   grad_norm: number | null;
   tokens: number;
   samples: number;
+  /** Of `samples`, those whose passes ran: the others had advantage 0 and no KL term, no gradient (absent from older engines). */
+  samples_forwarded?: number;
   /** Mean |trainer - rollout log-prob| per token, under the weights before the update. */
   logprob_gap: number;
   /** The rollout/trainer importance weights pi_trainer / pi_rollout per token: mean, standard deviation,

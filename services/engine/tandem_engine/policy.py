@@ -30,7 +30,7 @@ import torch
 from . import checkpoint
 from .errors import EngineError
 from .models import Backbone, load_pretrained
-from .ppo import behaviour_weights, policy_loss
+from .ppo import behaviour_weights, policy_loss, samples_to_forward
 from .precision import Masters, as_float32, clip_, name
 
 
@@ -267,6 +267,10 @@ class Policy:
         n_tokens, n_seqs = self._batch_counts(samples, group)
         per_epoch = max(1, math.ceil(n_seqs / mini_batch_size)) if mini_batch_size else 1
         mini_batches = split(samples, per_epoch)
+        # Each step forwards only the samples that can move its gradient (ppo.samples_to_forward: not
+        # those of advantage 0 without a KL term); the others' tokens still count in its normaliser.
+        forwarded = [samples_to_forward(mb, kl_coef) for mb in mini_batches]
+        moving = [x for f in forwarded for x in f]
         opt = self.optimizer
         stepper = self._stepper(group)
         lr = opt.param_groups[0]["lr"]
@@ -276,14 +280,14 @@ class Policy:
         # gradient), and the pass is skipped. The samples' own log-probs (the rollout's) only
         # measure the gap between trainer and rollout log-probs.
         steps = per_epoch * epochs
-        trainer = (yield from self._logprobs_of(samples, micro_batch_tokens)) if steps > 1 else None
+        trainer = (yield from self._logprobs_of(moving, micro_batch_tokens)) if steps > 1 else None
         old = trainer  # None with one step: the step's own forward, detached
 
         sums = dict.fromkeys(STEP_SUMS, 0.0)
         norms, is_max, mismatch = [], 0.0, None
         for _ in range(epochs):
-            for mb in mini_batches:
-                norm, st = yield from self._step(mb, group, stepper, old, micro_batch_tokens, max_grad_norm,
+            for mb, fwd in zip(mini_batches, forwarded):
+                norm, st = yield from self._step(mb, fwd, group, stepper, old, micro_batch_tokens, max_grad_norm,
                                       dict(clip_low=clip_low, clip_high=clip_high, dual_clip_c=dual_clip_c,
                                            loss_agg=loss_agg, kl_coef=kl_coef), gradient_checkpointing,
                                       behaviour_weight_cap)
@@ -300,14 +304,17 @@ class Policy:
         from_version, seen = self.version, max(sums["tokens"], 1)
         # Trainer against rollout log-probs, under the weights before the update: from the pass, or
         # from the single step's own forward.
-        mism = mismatch if trainer is None else self._rollout_mismatch(samples, trainer, group)
+        mism = mismatch if trainer is None else self._rollout_mismatch(moving, trainer, group)
+        n_forwarded = torch.tensor([float(len(moving))], dtype=torch.float64)
+        if group:
+            group.sum_(n_forwarded)
         result = {
             "version": from_version + 1,
             # loss, pg_loss, kl: the mean over the steps of each step's (mini-batch's) value.
             "loss": sums["loss"] / steps,
             "pg_loss": sums["pg_loss"] / steps,
             "kl": sums["kl"] / steps if kl_coef > 0 else None,
-            # per token, over every step's tokens
+            # per token, over the tokens every step forwarded
             "clip_fraction": sums["clipped"] / seen,
             "approx_kl": sums["approx_kl"] / seen,
             "entropy": sums["entropy"] / seen,
@@ -316,13 +323,14 @@ class Policy:
             "skipped_step": not norms,  # no tokens, or non-finite gradients
             "tokens": n_tokens,
             "samples": n_seqs,
+            "samples_forwarded": int(n_forwarded.item()),  # the rest: advantage 0, no KL term, no gradient
             "lr": lr,
             "dtype": self.dtype,
             "dtype_note": self.dtype_note,
-            **mismatch_stats(mism, n_tokens),
+            **mismatch_stats(mism),
         }
         if behaviour_weight_cap is not None:
-            # Decoupled PPO's weights over every step's tokens: the mean after truncation, the largest
+            # Decoupled PPO's weights over the tokens every step forwarded: the mean after truncation, the largest
             # before it, and the share of tokens truncated.
             result.update(is_weight_mean=sums["is_weight"] / seen, is_weight_max=is_max,
                           is_truncated_fraction=sums["is_truncated"] / seen)
@@ -380,9 +388,10 @@ class Policy:
             yield
         return out
 
-    def _step(self, samples, group, stepper, old, micro_batch_tokens, max_grad_norm, loss_args, checkpointing,
-              behaviour_weight_cap):
-        """One optimizer step on one mini-batch (this replica's part of it, with a group); with
+    def _step(self, samples, forwarded, group, stepper, old, micro_batch_tokens, max_grad_norm, loss_args,
+              checkpointing, behaviour_weight_cap):
+        """One optimizer step on one mini-batch (this replica's part of it, with a group), normalised
+        over all its `samples`, forwarding only `forwarded` (ppo.samples_to_forward); with
         `checkpointing`, the gradient pass bounds each sample's memory (Backbone.logprobs); with
         `behaviour_weight_cap`, decoupled PPO's behaviour weights (ppo.behaviour_weights).
         (A generator, yielding after each micro-batch's backward, the model back in eval mode.)
@@ -394,7 +403,7 @@ class Policy:
         sums = dict.fromkeys(STEP_SUMS, 0.0)
         is_max = torch.zeros(1, dtype=torch.float64)
         mism = torch.zeros(len(MISMATCH), dtype=torch.float64)
-        for mb in pack(samples, micro_batch_tokens):
+        for mb in pack(forwarded, micro_batch_tokens):
             self._activate()
             model.train()  # dropout (e.g. lora_dropout) is on while computing the gradient
             try:
@@ -485,8 +494,10 @@ STEP_SUMS = ("loss", "pg_loss", "kl", "clipped", "approx_kl", "entropy", "tokens
 # The rollout/trainer mismatch under the weights before the update, per response token t:
 # d_t = trainer log-prob - rollout log-prob, w_t = exp(d_t) = pi_trainer / pi_rollout (the importance
 # weight a bf16 rollout and a mixed-precision update create even at max_staleness 0; with older
-# samples it holds their staleness too). Its sums over tokens: |d|, w, w^2; and the largest w and -w.
-MISMATCH = ("abs_gap", "weight", "weight_sq", "weight_max", "neg_weight_min")
+# samples it holds their staleness too). Its sums over tokens: their count, |d|, w, w^2; and the
+# largest w and -w.
+MISMATCH = ("tokens", "abs_gap", "weight", "weight_sq", "weight_max", "neg_weight_min")
+SUMS = 4  # the first four add up; the last two are extremes
 
 
 def mismatch_sums(trainer: torch.Tensor, rollout: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -498,7 +509,7 @@ def mismatch_sums(trainer: torch.Tensor, rollout: torch.Tensor, mask: torch.Tens
         on = m > 0
         if not on.any():
             return torch.zeros(len(MISMATCH), dtype=torch.float64)
-        return torch.stack([d.abs().sum(), (w * m).sum(), (w * w * m).sum(), w[on].max(), -w[on].min()])
+        return torch.stack([m.sum(), d.abs().sum(), (w * m).sum(), (w * w * m).sum(), w[on].max(), -w[on].min()])
 
 
 def merge_mismatch(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
@@ -507,29 +518,29 @@ def merge_mismatch(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         return a
     if not a.any():
         return b
-    return torch.cat([a[:3] + b[:3], torch.maximum(a[3:], b[3:])])
+    return torch.cat([a[:SUMS] + b[:SUMS], torch.maximum(a[SUMS:], b[SUMS:])])
 
 
 def reduce_mismatch(x: torch.Tensor, group) -> torch.Tensor:
     """The MISMATCH vector over the replicas (an empty replica's extremes do not count)."""
     if not group:
         return x
-    sums = group.sum_(x[:3].clone())
-    ext = group.max_(torch.where(x[:3].sum() > 0, x[3:], torch.full_like(x[3:], -float("inf"))).clone())
+    sums = group.sum_(x[:SUMS].clone())
+    ext = group.max_(torch.where(x[0] > 0, x[SUMS:], torch.full_like(x[SUMS:], -float("inf"))).clone())
     return torch.cat([sums, ext])
 
 
-def mismatch_stats(x: torch.Tensor | None, n_tokens: int) -> dict:
+def mismatch_stats(x: torch.Tensor | None) -> dict:
     """The update result's view of a MISMATCH vector: logprob_gap (mean |d|) and the weights' mean,
-    standard deviation, smallest and largest (None without tokens)."""
-    if x is None or n_tokens == 0 or not x.any():
+    standard deviation, smallest and largest, over its tokens (None without tokens)."""
+    if x is None or x[0].item() == 0:
         return {"logprob_gap": 0.0, "rollout_weight_mean": None, "rollout_weight_std": None,
                 "rollout_weight_min": None, "rollout_weight_max": None}
-    n = float(n_tokens)
-    mean = x[1].item() / n
-    return {"logprob_gap": x[0].item() / n, "rollout_weight_mean": mean,
-            "rollout_weight_std": max(x[2].item() / n - mean * mean, 0.0) ** 0.5,
-            "rollout_weight_min": -x[4].item(), "rollout_weight_max": x[3].item()}
+    n = x[0].item()
+    mean = x[2].item() / n
+    return {"logprob_gap": x[1].item() / n, "rollout_weight_mean": mean,
+            "rollout_weight_std": max(x[3].item() / n - mean * mean, 0.0) ** 0.5,
+            "rollout_weight_min": -x[5].item(), "rollout_weight_max": x[4].item()}
 
 
 def say_float32(config_path: str) -> None:

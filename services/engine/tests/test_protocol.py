@@ -59,10 +59,11 @@ def test_round_trip(engine, tiny_model, tmp_path):
                        samples=[as_train(s, a, f"t{i}") for i, (s, a) in enumerate(zip(res[2]["samples"], [1, -1, 0]))],
                        checkpoint_root=str(tmp_path / "tool"), **UPDATE)
     assert set(result) == {"version", "replayed", "loss", "pg_loss", "kl", "clip_fraction", "approx_kl", "entropy",
-                           "grad_norm", "skipped_step", "tokens", "samples", "logprob_gap", "lr", "update_s", "optimizer_state_mb", "optimizer_steps",
+                           "grad_norm", "skipped_step", "tokens", "samples", "samples_forwarded", "logprob_gap", "lr", "update_s", "optimizer_state_mb", "optimizer_steps",
                            "rollout_weight_mean", "rollout_weight_std", "rollout_weight_min", "rollout_weight_max",
                            "dtype", "dtype_note", "masters_mb", "checkpoint"}
     assert result["version"] == 1 and result["replayed"] is False and result["samples"] == 3
+    assert result["samples_forwarded"] == 2  # the sample of advantage 0 adds no gradient
     replay = engine.ok("update", policy="run/tool", from_version=0, samples=[], checkpoint_root=str(tmp_path / "tool"),
                        **UPDATE)
     assert replay == {**result, "replayed": True}

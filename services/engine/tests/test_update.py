@@ -67,6 +67,74 @@ def test_micro_batches_equal_full_batch(eng, tiny_model, tmp_path, loss_agg):
     assert torch.allclose(a, b, atol=1e-4)
 
 
+@pytest.mark.fp32
+def test_samples_of_advantage_zero_skip_their_passes_and_the_step_is_the_same(eng, tiny_model, tmp_path, monkeypatch):
+    """Without a KL term a sample of advantage 0 adds exactly 0 to every gradient
+    (ppo.samples_to_forward): its passes (the old log-probs' and the step's, and a group's prompt
+    pass when all of it is 0) are skipped, its tokens still count in the normaliser, and the update
+    moves the weights and AdamW's state as the one forwarding every sample does. A batch whose samples
+    all have advantage 0 forwards only its shortest and still takes its (zero-gradient) step."""
+    import tandem_engine.policy as policy
+
+    for name in ("skip", "every"):
+        eng.load_full(name, tiny_model, tmp_path / name, optim={**OPTIM, "lr": 1e-2})
+    gen = eng.gen("skip", PLAN_PROMPT, n=3, seed=11, max_new_tokens=8) + \
+        eng.gen("skip", TOOL_PROMPT, n=3, seed=12, max_new_tokens=6)
+    batch = []
+    for i, (s, adv) in enumerate(zip(gen, [1.0, 0.0, -0.5, 0.0, 0.0, 0.0])):  # the tool group all 0
+        x = as_train(s, adv, f"s{i}")
+        x["logprobs"] = [lp + 0.2 * math.sin(3 * j + i) for j, lp in enumerate(x["logprobs"])]
+        batch.append(x)
+    backbone = eng.engine.policies["skip"].backbone
+    forwarded, real = [], backbone.logprobs
+
+    def spy(prompts, responses, **kw):
+        forwarded.extend(tuple(r) for r in responses)
+        return real(prompts, responses, **kw)
+
+    monkeypatch.setattr(backbone, "logprobs", spy)
+
+    def update(version, xs):  # -> the two policies' results, "every" forwarding every sample
+        r = eng.update("skip", version, xs, tmp_path / "skip", ppo_epochs=2)["result"]
+        with monkeypatch.context() as m:
+            m.setattr(policy, "samples_to_forward", lambda mb, kl_coef: list(mb))
+            return r, eng.update("every", version, xs, tmp_path / "every", ppo_epochs=2)["result"]
+
+    def assert_same_policy():  # to float rounding: AdamW divides each gradient by its own scale, so an
+        # element whose gradient is rounding noise may differ by a little (seen: 3e-6; a step moves ~1e-2)
+        a, b = (dict(eng.engine.policies[n].backbone.model.named_parameters()) for n in ("skip", "every"))
+        for k in a:
+            assert torch.allclose(a[k], b[k], rtol=1e-5, atol=2e-5), k
+        sa, sb = (eng.engine.policies[n].optimizer.state for n in ("skip", "every"))
+        for pa, pb in zip(sa.values(), sb.values()):
+            assert torch.allclose(pa["exp_avg"], pb["exp_avg"], rtol=1e-5, atol=1e-8)
+            assert torch.allclose(pa["exp_avg_sq"], pb["exp_avg_sq"], rtol=1e-5, atol=1e-10)
+
+    skip, every = update(0, batch)
+    moving = {tuple(batch[i]["response_ids"]) for i in (0, 2)}
+    assert set(forwarded) == moving and len(forwarded) == 3 * 2  # the old pass, then two steps
+    assert skip["samples"] == every["samples"] == 6 and skip["tokens"] == every["tokens"]
+    assert skip["samples_forwarded"] == 2 and every["samples_forwarded"] == 6
+    assert skip["optimizer_steps"] == every["optimizer_steps"] == 2
+    for key in ("loss", "pg_loss", "grad_norm"):
+        assert skip[key] == pytest.approx(every[key], rel=1e-5, abs=1e-8), key
+    assert_same_policy()
+
+    before = logprobs_under(eng, "skip", gen[0])
+    forwarded.clear()
+    zeros = [{**x, "advantage": 0.0} for x in batch]
+    skip, every = update(1, zeros)
+    shortest = min(batch, key=lambda x: len(x["prompt_ids"]) + len(x["response_ids"]))
+    assert forwarded == [tuple(shortest["response_ids"])] * 3 and skip["samples_forwarded"] == 1
+    assert skip["optimizer_steps"] == 2 and skip["grad_norm"] == 0.0 and skip["loss"] == 0.0
+    assert not torch.allclose(logprobs_under(eng, "skip", gen[0]), before)  # AdamW's moments still moved it
+    assert_same_policy()
+
+    forwarded.clear()  # with a KL term, every sample has a gradient
+    r = eng.update("skip", 2, zeros, tmp_path / "skip", kl_coef=0.1)["result"]
+    assert r["samples_forwarded"] == 6 and set(forwarded) == {tuple(x["response_ids"]) for x in zeros}
+
+
 def test_lr_schedule_warmup_then_cosine(eng, tiny_model, tmp_path):
     optim = {**OPTIM, "lr": 1e-3, "warmup_steps": 2, "total_steps": 6, "min_lr_ratio": 0.1}
     eng.load_lora("sched", tiny_model, tmp_path / "ck", optim=optim)
