@@ -231,6 +231,9 @@ export function createUpdateActivities(deps: EngineDeps & { kafka: Kafka; produc
             grad_norm: result.grad_norm,
             lr: result.lr,
             tokens: result.tokens,
+            // Samples of advantage 0 (their group's scores all equal: no signal; TRL's frac_reward_zero_std),
+            // and how many samples the engine forwarded (it skips those of advantage 0 without a KL term).
+            zero_advantage_samples: trained.filter((s) => advantages.get(s.sampleId) === 0).length,
             samples_forwarded: result.samples_forwarded ?? null,
             logprob_gap: result.logprob_gap,
             // The rollout/trainer importance weights (pi_trainer / pi_rollout per token, before the update).

@@ -90,6 +90,8 @@ export function progressLines(p: RunProgress, now: number): string[] {
     const synced = Object.entries(last.updates).filter(([, u]) => u.rolloutSync);
     if (synced.length > 0) lines.push(`  rollout engines  ${synced.map(([k, u]) => `${k} on ${u.rolloutSync!.engines}, synced in ${fmt(u.rolloutSync!.seconds)} s`).join(', ')} (iteration ${last.iteration + 1}'s update)`);
     if (stale.length > 0) lines.push(`  sample staleness ${stale.map(([k, u]) => `${k} mean ${fmt(u.staleness!.mean)} max ${u.staleness!.max}`).join(', ')} versions (iteration ${last.iteration + 1}'s update)`);
+    const zero = Object.entries(last.updates).filter(([, u]) => u.zeroAdvantage !== undefined);
+    if (zero.length > 0) lines.push(`  no signal        ${zero.map(([k, u]) => `${k} ${u.zeroAdvantage} of ${u.samples}`).join(', ')} samples of advantage 0, their group's scores all equal (iteration ${last.iteration + 1}'s update)`);
     lines.push(`  mean reward      ${formatRewards(last.rewardByAgent)} (iteration ${last.iteration + 1})`);
     lines.push(`  success rate     ${fmt(last.successRate)} (iteration ${last.iteration + 1}; shared by the agents of an episode)`);
     const cut = p.recent.reduce((n, r) => n + (r.truncatedEpisodes ?? 0), 0);

@@ -92,6 +92,13 @@ test('the full view has every field', () => {
   ]) assert.match(text, field);
 });
 
+test('the samples of advantage 0 in the last update, per policy (absent from older runs)', () => {
+  const last = { ...iteration(1, 40_000), updates: { plan: { toVersion: 2, loss: 0, samples: 12, groups: 4, zeroAdvantage: 9 }, tool: { toVersion: 2, loss: 0.1, samples: 8, groups: 2 } } };
+  const text = progressLines(progress({ recent: [iteration(0, 60_000), last] }), 1_020_000).join('\n');
+  assert.match(text, /no signal {8}plan 9 of 12 samples of advantage 0, their group's scores all equal \(iteration 2's update\)/);
+  assert.doesNotMatch(progressLines(progress(), 1_020_000).join('\n'), /no signal/);
+});
+
 test('asynchronous training: the update in flight beside each version, the iteration in play, the staleness of the last update', () => {
   const last = { ...iteration(1, 40_000), updates: { shared_model: { toVersion: 2, loss: 0.1, samples: 12, groups: 4, staleness: { mean: 0.5, max: 1 } } } };
   const text = progressLines(progress({ training: { shared_model: 2 }, playingIteration: 3, recent: [iteration(0, 60_000), last] }), 1_020_000).join('\n');
