@@ -97,6 +97,26 @@ function updateMetric(d: RunData, file: string, title: string, keys: string[], c
 }
 
 /**
+ * The share of each update's samples whose advantage was 0 (their group's scores all equal: no
+ * learning signal; TRL's frac_reward_zero_std), per policy; updates recorded before the metric had
+ * none.
+ */
+function noSignal(d: RunData): NamedChart {
+  const series: Series[] = sorted(d.updates.map((u) => u.policy)).map((policy) => ({
+    name: policy,
+    points: d.updates
+      .filter((u) => u.policy === policy && typeof u.metrics.zero_advantage_samples === 'number' && u.samples > 0)
+      .map((u): [number, number] => [u.iteration + 1, u.metrics.zero_advantage_samples / u.samples]),
+  }));
+  return {
+    file: 'update_no_signal',
+    spec: { title: 'Samples without signal', xLabel: 'iteration', yLabel: 'share of samples of advantage 0', integerX: true, series },
+    caption:
+      "Per update: the share of its samples of advantage 0, whose group's scores were all equal (a task the agents always or never solve there), per policy (updates' metrics.zero_advantage_samples over samples).",
+  };
+}
+
+/**
  * Generated tokens per second of each iteration: the response tokens that the iteration's updates
  * trained on (every candidate of every policy), over the time from the previous IterationFinished
  * (or RunStarted) to this one, as the projector recorded them.
@@ -126,6 +146,7 @@ export function reportCharts(d: RunData): NamedChart[] {
     updateMetric(d, 'update_loss', 'Update loss', ['loss', 'pg_loss'], 'Per update: the PPO loss (solid) and its policy-gradient part (dashed), per policy (updates table).'),
     updateMetric(d, 'update_kl', 'Update KL', ['kl', 'approx_kl'], 'Per update: the KL penalty to the reference model (solid, only when kl_coef > 0) and the approximate KL(old || new) per token between the rollout log-probs and the policy as the update computed them (dashed), per policy.'),
     updateMetric(d, 'update_clip_fraction', 'Update clip fraction', ['clip_fraction'], 'Per update: the share of response tokens whose ratio was clipped, per policy.'),
+    noSignal(d),
     tokensPerSecond(d),
   ];
 }
