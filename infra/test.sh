@@ -25,8 +25,10 @@ node bin/tandem.js stack up
 
 disruptive=(test/e2e/faults.e2e.test.ts test/e2e/resume.e2e.test.ts test/e2e/long-responses.e2e.test.ts test/integration/stack-processes.integration.test.ts)
 # Integration tests that need no stack (the sandbox; an engine and its client; a policy worker that
-# stops at start): they run in the no-stack lane, off the stack's, the longer one.
-stackless=(test/integration/sandbox.integration.test.ts test/integration/engine-client.integration.test.ts test/integration/policy-worker.integration.test.ts)
+# stops at start; agent turns against an engine, their producer never connecting): they run in the
+# no-stack lane, off the stack's, the longer one.
+stackless=(test/integration/sandbox.integration.test.ts test/integration/engine-client.integration.test.ts test/integration/policy-worker.integration.test.ts
+  test/integration/agent-turn.integration.test.ts)
 # End-to-end tests that may share the stack with one other such file: they only start runs and read
 # them, start no worker of their own (one on a shared task queue would take other files' turns),
 # kill nothing, and assert nothing of the stack's shared counters, topics or whole event store
