@@ -233,7 +233,9 @@ async function train(client: Client, label: string, cfg: RunConfig, runId: strin
       seen = s.iteration;
       const tokens = Object.values(s.updates).reduce((n, u) => n + (u.tokens ?? 0), 0);
       for (const [policy, u] of Object.entries(s.updates)) if (u.dtype) dtype[policy] = u.dtype + (u.dtypeNote ? ` (${u.dtypeNote})` : '');
-      console.error(`${label} iteration ${s.iteration + 1}/${cfg.training.total_training_steps}: training success ${s.successRate.toFixed(3)}, ${tokens} tokens trained on`);
+      const ups = Object.values(s.updates);
+      const zero = ups.length > 0 && ups.every((u) => u.zeroAdvantage !== undefined) ? `, ${ups.reduce((n, u) => n + u.zeroAdvantage!, 0)} of ${ups.reduce((n, u) => n + u.samples, 0)} samples without signal (advantage 0)` : '';
+      console.error(`${label} iteration ${s.iteration + 1}/${cfg.training.total_training_steps}: training success ${s.successRate.toFixed(3)}, ${tokens} tokens trained on${zero}`);
     }
   }
   const final = await done;
