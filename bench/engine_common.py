@@ -132,6 +132,8 @@ def engine():
     """An in-process engine (tandem_engine.server.Engine: the JSON-lines server minus the pipe)."""
     from tandem_engine.server import Engine
 
+    torch_threads()
+
     return Engine("cpu")
 
 
@@ -264,12 +266,21 @@ def spread(times: list[float]) -> str:
     return f"{s['best']:.3f} / {s['median']:.3f} / {s['worst']:.3f}"
 
 
+def torch_threads() -> int:
+    """TANDEM_TORCH_THREADS torch threads where it is set, as engine.py does; the count in use."""
+    import torch
+
+    if os.environ.get("TANDEM_TORCH_THREADS"):
+        torch.set_num_threads(int(os.environ["TANDEM_TORCH_THREADS"]))
+    return torch.get_num_threads()
+
+
 def machine() -> str:
     import torch
 
     load = " / ".join(f"{x:.2f}" for x in os.getloadavg())
     return (f"{platform.machine()} ({_cpu_name()}), {os.cpu_count()} CPU cores, no GPU; Python "
-            f"{platform.python_version()}, torch {torch.__version__} ({torch.get_num_threads()} threads), device cpu; "
+            f"{platform.python_version()}, torch {torch.__version__} ({torch_threads()} threads), device cpu; "
             f"load average at the end {load}")
 
 
