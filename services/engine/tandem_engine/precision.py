@@ -7,7 +7,9 @@
   with bf16 units (avx512_bf16, an AMD EPYC without AMX) bf16 trained the learning bench's SmolLM2
   run only about 1.15x faster a token (0.96-1.32x over three alternating pairs), and learned less:
   validation at iteration 30 87.5 and 81.3% against float32's 93.8 and 93.8% (seeds 0 and 1;
-  bench/RESULTS.md, "learning in bf16"): not a default worth its risk there. `bfloat16` asks for it.
+  bench/RESULTS.md, "learning in bf16"): not a default worth its risk there. With AMX (amx_bf16) the
+  engine alone gains more at one torch thread (generation 1.82x, a full update step 1.62x; engine_dtype),
+  its learning no better known: `bfloat16` asks for it.
 * bfloat16 on a CPU without those units is refused, naming the missing flags: it would run emulated,
   several times slower than float32 (SmolLM2 on an AMD EPYC without them: generation 3x, the update
   step 10x; bench/RESULTS.md, engine_dtype). TANDEM_ALLOW_EMULATED_BF16=1 allows it: the engine's
