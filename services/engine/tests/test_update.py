@@ -100,15 +100,19 @@ def test_samples_of_advantage_zero_skip_their_passes_and_the_step_is_the_same(en
             m.setattr(policy, "samples_to_forward", lambda mb, kl_coef: list(mb))
             return r, eng.update("every", version, xs, tmp_path / "every", ppo_epochs=2)["result"]
 
-    def assert_same_policy():  # to float rounding: AdamW divides each gradient by its own scale, so an
-        # element whose gradient is rounding noise may differ by a little (seen: 3e-6; a step moves ~1e-2)
+    def assert_same_policy():  # to float rounding. AdamW divides each gradient by its own scale, so an
+        # element of tiny gradient (|m| ~ 1e-7) turns the passes' different summation orders into a visible
+        # weight difference: 3e-6 on an AMD EPYC, up to 1.2e-4 in 1-3 of 49,152 elements a matrix on an
+        # Intel Xeon (AMX kernels), where the moments agree to 1e-5. A step moves ~1e-2 (lr).
         a, b = (dict(eng.engine.policies[n].backbone.model.named_parameters()) for n in ("skip", "every"))
         for k in a:
-            assert torch.allclose(a[k], b[k], rtol=1e-5, atol=2e-5), k
+            d = (a[k] - b[k]).abs()
+            assert d.max() < 1e-3 and (d > 2e-5).float().mean() < 1e-3, (k, d.max().item(), (d > 2e-5).sum().item())
         sa, sb = (eng.engine.policies[n].optimizer.state for n in ("skip", "every"))
         for pa, pb in zip(sa.values(), sb.values()):
-            assert torch.allclose(pa["exp_avg"], pb["exp_avg"], rtol=1e-5, atol=1e-8)
-            assert torch.allclose(pa["exp_avg_sq"], pb["exp_avg_sq"], rtol=1e-5, atol=1e-10)
+            for m in ("exp_avg", "exp_avg_sq"):  # as a whole: a tiny element's relative error is rounding's
+                # (seen up to 7e-6 of the norm; a sample's gradient left out moves it by ~1e-1)
+                assert (pa[m] - pb[m]).norm() <= 1e-4 * pb[m].norm(), m
 
     skip, every = update(0, batch)
     moving = {tuple(batch[i]["response_ids"]) for i in (0, 2)}
