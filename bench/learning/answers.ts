@@ -11,9 +11,11 @@
 // ends the episode), and what the second turn added; for the sampled evaluation and the greedy one.
 // Separates a team that learned to compute (the program right) from one that learned to agree.
 //
-// Usage: node --import tsx bench/learning/answers.ts --stamp S (needs the stack whose Postgres
-// holds the runs: `npx tandem stack up`).
-import { readFileSync } from 'node:fs';
+// Usage: node --import tsx bench/learning/answers.ts --stamp S [--save] (needs the stack whose
+// Postgres holds the runs: `npx tandem stack up`). --save also writes the table to
+// bench/learning/results/S.answers.md, where a run whose transcripts this database no longer holds
+// (its stack lost with its machine) keeps the line saved while it had them: run it as rows land.
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { and, asc, eq, like } from 'drizzle-orm';
 import { applyMoves as planPathMoves, type PlanPathState } from '../../envs/planpath/index.js';
@@ -24,8 +26,9 @@ import { withDatabase } from '../../services/client/database.js';
 import { withDefaults, type RunResult } from './resultsFile.js';
 import { suiteOf } from './rows.js';
 
-const { values } = parseArgs({ options: { stamp: { type: 'string' } } });
+const { values } = parseArgs({ options: { stamp: { type: 'string' }, save: { type: 'boolean', default: false } } });
 if (!values.stamp) throw new Error('--stamp: the learning-bench results file to read (bench/learning/results/<stamp>.jsonl)');
+const savedFile = `bench/learning/results/${values.stamp}.answers.md`;
 const lines = readFileSync(`bench/learning/results/${values.stamp}.jsonl`, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
 const finals: RunResult[] = lines.filter((l) => l.kind === 'final');
 
@@ -49,13 +52,32 @@ const sokoban = dir === 'configs/sokoban';
 interface Sample { text: string; global: number; local: number; done: boolean; solved: boolean; outcome: string }
 const pct = (x: number, of: number) => (of === 0 ? '-' : `${(100 * x / of).toFixed(1)}%`);
 
+/** The read-back's table: its lines printed, and with --save written to savedFile. A run whose
+ * transcripts this database lacks takes its line from savedFile where that has one (by the line's
+ * key, its first cells), else the "no transcripts" line. */
+class Table {
+  private readonly lines: string[] = [];
+  private readonly saved: string[] = existsSync(savedFile) ? readFileSync(savedFile, 'utf8').split('\n') : [];
+  constructor(private readonly head: string) {}
+  line(text: string) {
+    this.lines.push(text);
+  }
+  missing(key: string, text: string) {
+    this.lines.push(this.saved.find((l) => l.startsWith(key + ' ') && !l.includes('no transcripts of')) ?? text);
+  }
+  print() {
+    const text = [this.head, this.head.replace(/[^|]+/g, '---'), ...this.lines].join('\n');
+    console.log(text);
+    if (values.save) writeFileSync(savedFile, `${text}\n`);
+  }
+}
+
 if (dir === MATH_DIR) await mathAnswers();
 else await gridAnswers(replay);
 
 async function gridAnswers(replay: Replay) {
   await withDatabase(async (db) => {
-    console.log(`| row | seed | test success | ... with no invalid move | moves per plan answer |${sokoban ? ' ended by a deadlock |' : ''}`);
-    console.log(`|---|---|---|---|---|${sokoban ? '---|' : ''}`);
+    const table = new Table(`| row | seed | test success | ... with no invalid move | moves per plan answer |${sokoban ? ' ended by a deadlock |' : ''}`);
     for (const { row, seed, runId, success } of finals) {
       const groups = await db
         .select({ episode: turnGroups.episodeId, state: turnGroups.state, samples: turnGroups.samples, chosen: turnGroups.chosen })
@@ -63,7 +85,7 @@ async function gridAnswers(replay: Replay) {
         .where(and(like(turnGroups.episodeId, `${runId}/test-eval/%`), eq(turnGroups.agent, 'plan_agent')))
         .orderBy(asc(turnGroups.episodeId), asc(turnGroups.turn));
       if (groups.length === 0) {
-        console.log(`| ${row} | ${seed} | ${(100 * success).toFixed(1)}% | no transcripts of ${runId} in this database |`);
+        table.missing(`| ${row} | ${seed} |`, `| ${row} | ${seed} | ${(100 * success).toFixed(1)}% | no transcripts of ${runId} in this database |`);
         continue;
       }
       const ended = new Map<string, Ended>();
@@ -76,8 +98,9 @@ async function gridAnswers(replay: Replay) {
       const episodes = [...ended.values()];
       const clean = episodes.filter((s) => s.solved && s.invalidCount === 0).length;
       const deadlocked = episodes.filter((e) => e.deadlock).length;
-      console.log(`| ${row} | ${seed} | ${pct(success, 1)} | ${pct(clean, episodes.length)} | ${(moves / groups.length).toFixed(1)} |${sokoban ? ` ${pct(deadlocked, episodes.length)} |` : ''}`);
+      table.line(`| ${row} | ${seed} | ${pct(success, 1)} | ${pct(clean, episodes.length)} | ${(moves / groups.length).toFixed(1)} |${sokoban ? ` ${pct(deadlocked, episodes.length)} |` : ''}`);
     }
+    table.print();
   });
 }
 
@@ -91,8 +114,7 @@ async function mathAnswers() {
   await withDatabase(async (db) => {
     console.log('Per turn (t1, t2): episodes whose tool program printed the right answer, whose program failed (no code, error, timeout), whose reasoner answered right; an episode ends in t1 when the two agree (the single agent: when it gives an answer); "solved" is the team\'s final answer right.');
     console.log('');
-    console.log('| row | seed | evaluation | episodes | solved | t1: program right | t1: program failed | t1: reasoner right | ended in t1 (solved) | reached t2 | t2: program right | t2: reasoner right | solved in t2 |');
-    console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|');
+    const table = new Table('| row | seed | evaluation | episodes | solved | t1: program right | t1: program failed | t1: reasoner right | ended in t1 (solved) | reached t2 | t2: program right | t2: reasoner right | solved in t2 |');
     for (const { row, seed, runId } of finals) {
       for (const { phase, name } of EVALS) {
         const groups = await db
@@ -101,7 +123,7 @@ async function mathAnswers() {
           .where(like(turnGroups.episodeId, `${runId}/${phase}/%`))
           .orderBy(asc(turnGroups.episodeId), asc(turnGroups.turn), asc(turnGroups.position));
         if (groups.length === 0) {
-          console.log(`| ${row} | ${seed} | ${name} | no transcripts of ${runId}/${phase} in this database |`);
+          table.missing(`| ${row} | ${seed} | ${name} |`, `| ${row} | ${seed} | ${name} | no transcripts of ${runId}/${phase} in this database |`);
           continue;
         }
         const episodes = new Map<string, MathTurn[]>();
@@ -123,11 +145,12 @@ async function mathAnswers() {
         const solvedT2 = count((turns) => turns.some((t) => t.turn === 1) && last(turns).solved);
         const solved = count((turns) => last(turns).solved);
         const n = all.length;
-        console.log(
+        table.line(
           `| ${row} | ${seed} | ${name} | ${n} | ${pct(solved, n)} | ${toolCol(0, (s) => s.global === 1, n)} | ${toolCol(0, (s) => s.local < 0, n)} | ${pct(reasonerRight(0), n)} | ` +
             `${pct(endedT1, n)} (${pct(solvedT1, n)}) | ${pct(reachedT2, n)} | ${toolCol(1, (s) => s.global === 1, reachedT2)} | ${pct(reasonerRight(1), reachedT2)} | ${pct(solvedT2, reachedT2)} |`,
         );
       }
     }
+    table.print();
   });
 }

@@ -18,6 +18,8 @@
 #    single-grpo and multi-grpo, a second one (task queue tandem-policy-1, metrics 9466) the two
 #    AT-GRPO rows; two runs at a time on each. Logs: .data/logs/STAMP-{a,b}.log.
 # Re-running re-attaches: the benches skip what the results files hold and attach to running workflows.
+# As rows land: `node --import tsx bench/learning/answers.ts --stamp STAMP --save` keeps their read-back
+# in results/STAMP.answers.md, which outlives the stack holding their transcripts.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../../.."
 export PATH="$PWD/node_modules/.bin:$PATH"
