@@ -133,7 +133,6 @@ def engine():
     from tandem_engine.server import Engine
 
     torch_threads()
-
     return Engine("cpu")
 
 
