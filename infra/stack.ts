@@ -515,12 +515,14 @@ export function freePort(): Promise<number> {
 /**
  * Starts one more policy worker in the foreground of the caller (a child process), e.g. replica R
  * of the stack's policy worker's queue, and resolves once it serves. Its stderr goes to the
- * caller's unless `quiet`.
+ * caller's unless `quiet`; `env` adds to the caller's environment (its engine's too, e.g.
+ * TANDEM_UPDATE_LOCK).
  */
-export async function startPolicyWorker(opts: { taskQueue: string; replica: number; device: string; metricsPort: number; quiet?: boolean }): Promise<ChildProcess> {
+export async function startPolicyWorker(opts: { taskQueue: string; replica: number; device: string; metricsPort: number; quiet?: boolean; env?: Record<string, string> }): Promise<ChildProcess> {
   const proc = spawn(process.execPath, ['--import', 'tsx', projectPath('services/policy-worker.ts'),
     '--task-queue', opts.taskQueue, '--replica', String(opts.replica), '--device', opts.device, '--metrics-port', String(opts.metricsPort)], {
     stdio: ['ignore', 'pipe', opts.quiet ? 'ignore' : 'inherit'],
+    env: { ...process.env, ...opts.env },
   });
   await new Promise<void>((resolve, reject) => {
     proc.on('exit', (code) => reject(new Error(`policy worker (replica ${opts.replica}) exited (code ${code}) before it was ready`)));

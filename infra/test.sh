@@ -30,8 +30,8 @@ disruptive=(test/e2e/faults.e2e.test.ts test/e2e/resume.e2e.test.ts test/e2e/lon
 stackless=(test/integration/sandbox.integration.test.ts test/integration/engine-client.integration.test.ts test/integration/policy-worker.integration.test.ts
   test/integration/agent-turn.integration.test.ts)
 # End-to-end tests that may share the stack with one other such file: they only start runs and read
-# them, start no worker of their own (one on a shared task queue would take other files' turns),
-# kill nothing, and assert nothing of the stack's shared counters, topics or whole event store
+# them, start no worker on a shared task queue (it would take other files' turns; async's worker
+# has a queue and an update lock of its own), kill nothing, and assert nothing of the stack's shared counters, topics or whole event store
 # (audit's projector rebuild compares every read model with the live projection: alone).
 shared=(test/e2e/realmodel.e2e.test.ts test/e2e/lifecycle.e2e.test.ts test/e2e/async.e2e.test.ts
   test/e2e/evaluation.e2e.test.ts test/e2e/replay.e2e.test.ts test/e2e/training.e2e.test.ts test/e2e/specialisation.e2e.test.ts

@@ -86,7 +86,8 @@ class UpdateTask:
         self.key, self.steps, self.rid, self.answer = key, steps, rid, answer
         self.alone = False  # no serving copy (a full model's did not fit): nothing starts until it ends
         self.seconds = 0.0  # spent in its steps
-        self.decode_seconds = 0.0  # spent decoding while it ran
+        self.decode_seconds = 0.0  # spent decoding while it ran (its fair share of tick)
+        self.waiting_decode_seconds = 0.0  # spent decoding while it waited at the host's update lock
 
 
 IMMEDIATE = ("ping", "inspect", "stats", "cancel")  # answered at once, also while generating
@@ -563,16 +564,20 @@ class Engine:
         if lock is not None:
             result = {**result, "update_lock_wait_s": lock.waited_s}
         if overlap is not None and beside:
-            overlap["decode_s"] = self.task.decode_seconds if self.task is not None else 0.0
+            task = self.task
+            overlap["decode_s"] = task.decode_seconds + task.waiting_decode_seconds if task is not None else 0.0
         return {**result, "replayed": False, **({"overlap": overlap} if overlap is not None else {}),
                 **self._retain(root, keep, spec)}
 
     def _rows_wait(self):
         """Between two attempts of an update with overlap at the host's update lock: a decoding step of
         the rows in flight, here, so that the wait costs them nothing (counted as the update's time, it
-        keeps the fair share of tick even), or with no rows 10 ms of sleep; then back to tick."""
+        keeps the fair share of tick even, and reported in the overlap's decode_s), or with no rows 10 ms
+        of sleep; then back to tick."""
         if self.scheduler.busy():
+            t0 = time.perf_counter()
             self._decode_step()
+            self.task.waiting_decode_seconds += time.perf_counter() - t0
         else:
             time.sleep(0.01)
         yield

@@ -1,6 +1,7 @@
 """The host's update lock (TANDEM_UPDATE_LOCK, update_lock.py): an update waits while another engine
 holds the lock (here: another open file of the same lock, as another process would hold it), says how
-long, and releases it when done; an update with overlap lets its engine's rows decode while it waits."""
+long, and releases it when done; an update with overlap lets its engine's rows decode while it waits
+(and counts that decoding in its overlap's decode_s)."""
 
 from __future__ import annotations
 
@@ -73,16 +74,21 @@ def test_an_update_with_overlap_lets_rows_decode_while_it_waits(eng, tiny_model,
         update = run.submit("update", policy="p", from_version=0, samples=samples, checkpoint_root=str(tmp_path),
                             **{**UPDATE, "overlap": True})
         rows = run.submit("generate", requests=[request("p", TOOL_PROMPT, 0, max_new_tokens=16, ignore_eos=True)])
+        t0 = time.perf_counter()
         for _ in range(200):
             if len(rows) == 2:
                 break
             eng.engine.tick()
+        rows_s = time.perf_counter() - t0
         assert len(rows) == 2 and rows[1]["ok"], ("the rows were answered while the update waited", rows)
         assert len(update) == 1, "the update waits for the lock"
     finally:
         os.close(other)  # released (closing the file description drops its flock)
     (result,) = run.until(update)
     assert result["version"] == 1 and result["update_lock_wait_s"] > 0
+    # Every tick while it waited decoded (between two attempts at the lock, or as the tick's own
+    # step): all of that is the overlap's decoding, not the half that the tick's own steps are.
+    assert result["overlap"]["decode_s"] >= 0.8 * rows_s, (result["overlap"], rows_s)
     assert is_free(lock_file)
 
 
