@@ -10,6 +10,11 @@
 // right answer or failed, how often the reasoner answered right, how often the two agreed (which
 // ends the episode), and what the second turn added; for the sampled evaluation and the greedy one.
 // Separates a team that learned to compute (the program right) from one that learned to agree.
+// Beside it, from each trained run's training turns: the reasoner's samples (every candidate the
+// update read) in each third of the training, the share without a final answer, the share right
+// and their mean length; and the reasoner turns an episode took, failed against solved (a failed
+// trajectory with more turns gives its failures more samples, and so more weight in a token-mean
+// loss). Separates a reasoner that learned to answer from one that drifted away from answering.
 //
 // Usage: node --import tsx bench/learning/answers.ts --stamp S [--save] (needs the stack whose
 // Postgres holds the runs: `npx tandem stack up`). --save also writes the table to
@@ -65,11 +70,16 @@ class Table {
   missing(key: string, text: string) {
     this.lines.push(this.saved.find((l) => l.startsWith(key + ' ') && !l.includes('no transcripts of')) ?? text);
   }
-  print() {
-    const text = [this.head, this.head.replace(/[^|]+/g, '---'), ...this.lines].join('\n');
-    console.log(text);
-    if (values.save) writeFileSync(savedFile, `${text}\n`);
+  text(): string {
+    return [this.head, this.head.replace(/[^|]+/g, '---'), ...this.lines].join('\n');
   }
+}
+
+/** Prints the tables, and with --save writes them to savedFile. */
+function print(...tables: Table[]) {
+  const text = tables.map((t) => t.text()).join('\n\n');
+  console.log(text);
+  if (values.save) writeFileSync(savedFile, `${text}\n`);
 }
 
 if (dir === MATH_DIR) await mathAnswers();
@@ -100,7 +110,7 @@ async function gridAnswers(replay: Replay) {
       const deadlocked = episodes.filter((e) => e.deadlock).length;
       table.line(`| ${row} | ${seed} | ${pct(success, 1)} | ${pct(clean, episodes.length)} | ${(moves / groups.length).toFixed(1)} |${sokoban ? ` ${pct(deadlocked, episodes.length)} |` : ''}`);
     }
-    table.print();
+    print(table);
   });
 }
 
@@ -151,6 +161,39 @@ async function mathAnswers() {
         );
       }
     }
-    table.print();
+    print(table, await reasonerTraining(db));
   });
+}
+
+/** The reasoner's training samples of each trained run, by thirds of its training, and its turns per episode. */
+async function reasonerTraining(db: Parameters<Parameters<typeof withDatabase>[0]>[0]): Promise<Table> {
+  const table = new Table("| row | seed | training | reasoner's samples, iterations in thirds: without a final answer / right / characters | reasoner turns per episode, failed / solved |");
+  for (const { row, seed, runId, iterations } of finals) {
+    if (iterations === 0) continue;
+    const groups = await db
+      .select({ episode: turnGroups.episodeId, iteration: turnGroups.iteration, samples: turnGroups.samples, chosen: turnGroups.chosen })
+      .from(turnGroups)
+      .where(and(like(turnGroups.episodeId, `${runId}/it%`), eq(turnGroups.agent, 'reasoning_generator')));
+    if (groups.length === 0) {
+      table.missing(`| ${row} | ${seed} | training |`, `| ${row} | ${seed} | training | no transcripts of ${runId}'s training in this database |`);
+      continue;
+    }
+    const third = Math.ceil(iterations / 3);
+    const thirds = [0, 1, 2].map((i) => {
+      const samples = groups.filter((g) => Math.floor(g.iteration / third) === i).flatMap((g) => g.samples as Sample[]);
+      const none = samples.filter((s) => s.outcome.startsWith('no final answer')).length;
+      const right = samples.filter((s) => s.global === 1).length;
+      const chars = samples.reduce((n, s) => n + s.text.length, 0);
+      return `${i * third}-${Math.min(iterations, (i + 1) * third) - 1}: ${pct(none, samples.length)} / ${pct(right, samples.length)} / ${samples.length ? Math.round(chars / samples.length) : '-'}`;
+    });
+    // An episode's chosen reasoner turns, and whether its last one solved it.
+    const episodes = new Map<string, Sample[]>();
+    for (const g of groups) episodes.set(g.episode, [...(episodes.get(g.episode) ?? []), (g.samples as Sample[])[g.chosen]]);
+    const turnsWhere = (solved: boolean) => {
+      const eps = [...episodes.values()].filter((turns) => turns.some((s) => s.solved) === solved);
+      return eps.length ? (eps.reduce((n, turns) => n + turns.length, 0) / eps.length).toFixed(2) : '-';
+    };
+    table.line(`| ${row} | ${seed} | training | ${thirds.join('; ')} | ${turnsWhere(false)} / ${turnsWhere(true)} |`);
+  }
+  return table;
 }
