@@ -47,7 +47,8 @@ export interface RunResult {
   minutes: number;
   /** The engine over the training phase, from the policy worker's metrics (dashboard/engineBusy.ts): wall
    * seconds, seconds decoding (prefills included) and updating, tokens generated; null when not measured
-   * (no metrics, a re-attached run; absent in results from before it existed). */
+   * (no metrics, a re-attached run, --parallel above 1 or another run or evaluation on the stack meanwhile;
+   * absent in results from before it existed). */
   engine?: { seconds: number; busyS: number; updateS: number; tokens: number } | null;
   /** Each trained policy's weights' dtype as its updates reported it (with the engine's note when auto fell back); absent for rows without training and in results from before it existed. */
   dtype?: Record<string, string>;

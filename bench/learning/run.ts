@@ -213,6 +213,9 @@ async function resultOf<T extends Workflow>(handle: WorkflowHandle<T>): Promise<
   }
 }
 
+/** The stack's running training runs and evaluations (Temporal's visibility query). */
+const RUNNING = "(WorkflowType = 'trainingRun' OR WorkflowType = 'evaluate') AND ExecutionStatus = 'Running'";
+
 /** Trains for the configured iterations, following the run's progress; returns what it consumed and its curve. */
 async function train(client: Client, label: string, cfg: RunConfig, runId: string, file: string): Promise<Pick<RunResult, 'iterations' | 'tokens' | 'curve' | 'engine' | 'dtype'>> {
   const before = await engineCounters(engineUrl);
@@ -224,8 +227,20 @@ async function train(client: Client, label: string, cfg: RunConfig, runId: strin
   let finished = false;
   const done = resultOf(handle);
   done.then(() => (finished = true), () => (finished = true));
-  while (!finished) {
+  // Whether another run or evaluation was running on the stack at any check (every 30 s): then the
+  // engine's counters are not this run's alone (another process on this --stamp, or anything else).
+  let shared = false;
+  const checkShared = async () => {
+    try {
+      for await (const w of client.workflow.list({ query: RUNNING })) if (!w.workflowId.startsWith(runId)) return void (shared = true);
+    } catch {
+      shared = true; // unknown: not claimed alone
+    }
+  };
+  await checkShared();
+  for (let tick = 1; !finished; tick++) {
     await new Promise((r) => setTimeout(r, 1000));
+    if (tick % 30 === 0 && !shared) await checkShared();
     const p = await handle.query(progressQuery).catch(() => undefined);
     for (const s of p?.recent ?? []) {
       if (s.iteration <= seen) continue;
@@ -240,12 +255,13 @@ async function train(client: Client, label: string, cfg: RunConfig, runId: strin
   }
   const final = await done;
   const after = await engineCounters(engineUrl);
-  // The bench followed every iteration (not re-attached), alone in this process: the engine's counters are then this run's.
-  const whole = !gap && seen + 1 === final.iteration && parallel === 1;
+  if (!shared) await checkShared();
+  // The bench followed every iteration (not re-attached), alone on the stack: the engine's counters are then this run's.
+  const whole = !gap && seen + 1 === final.iteration && parallel === 1 && !shared;
   return {
     iterations: final.iteration,
     tokens: final.tokensTrained ?? null, // the run's own count (absent: a state carried from before it existed)
-    // The engine over the training (it serves the stack's every run: alone on the stack, this run's).
+    // The engine over the training (it serves the stack's every run): recorded only when this run had the stack alone.
     engine: whole && before && after && after.busyS >= before.busyS
       ? { seconds: (Date.now() - t0) / 1000, busyS: after.busyS - before.busyS, updateS: after.updateS - before.updateS, tokens: after.tokens - before.tokens }
       : null,
