@@ -81,7 +81,7 @@ export function report(input: ReportInput): string {
 
   const reference = suite.reference ?? {};
   const where = settings.evalOn === 'test' ? 'test' : 'validation';
-  out.push(`| method | level | lr | ${where} success per seed, sampled | mean | 95% interval | greedy per seed | greedy mean | curve area | iterations | sampled tokens per seed | wall min | reference, Qwen3-1.7B |`, '|---|---|---|---|---|---|---|---|---|---|---|---|---|');
+  out.push(`| method | level | lr | ${where} success per seed, sampled | mean | 95% interval | greedy per seed | greedy mean | curve area | iterations | sampled tokens per seed | wall min per seed | reference, Qwen3-1.7B |`, '|---|---|---|---|---|---|---|---|---|---|---|---|---|');
   for (const row of rows) {
     const runs = finals.get(row.id)!;
     if (!runs.length) {
@@ -93,10 +93,10 @@ export function report(input: ReportInput): string {
     const greedyCells = greedy.every((g) => g === undefined) ? '- | -' : `${greedy.map((g) => (g === undefined ? '?' : pct(g))).join(', ')} | ${greedy.some((g) => g === undefined) ? '-' : pct(mean(greedy as number[]))}`;
     const areas = runs.map((r) => curveArea(r.curve)).filter(Number.isFinite);
     out.push(
-      `| ${row.label} | ${row.level} | ${rateOf(row) ?? '-'} | ${runs.map((r) => pct(r.success)).join(', ')} | ${ci.mean.toFixed(1)}% | ${Number.isNaN(ci.half) ? '-' : `${(ci.mean - ci.half).toFixed(1)} to ${(ci.mean + ci.half).toFixed(1)}`} | ${greedyCells} | ${areas.length ? pct(mean(areas)) : '-'} | ${[...new Set(runs.map((r) => r.iterations))].join(', ')} | ${runs.map((r) => r.tokens ?? '?').join(', ')} | ${runs.reduce((m, r) => m + r.minutes, 0).toFixed(0)} | ${reference[row.id] !== undefined ? `${reference[row.id]}%` : '-'} |`,
+      `| ${row.label} | ${row.level} | ${rateOf(row) ?? '-'} | ${runs.map((r) => pct(r.success)).join(', ')} | ${ci.mean.toFixed(1)}% | ${Number.isNaN(ci.half) ? '-' : `${Math.max(0, ci.mean - ci.half).toFixed(1)} to ${Math.min(100, ci.mean + ci.half).toFixed(1)}`} | ${greedyCells} | ${areas.length ? pct(mean(areas)) : '-'} | ${[...new Set(runs.map((r) => r.iterations))].join(', ')} | ${runs.map((r) => r.tokens ?? '?').join(', ')} | ${runs.map((r) => r.minutes.toFixed(0)).join(', ')} | ${reference[row.id] !== undefined ? `${reference[row.id]}%` : '-'} |`,
     );
   }
-  out.push('', 'Curve area: a row\'s mean validation success over its training (trapezoids between the evaluated iterations, divided by their span), the mean over its seeds: how fast it rises, beside where it ends.', '');
+  out.push('', 'Curve area: a row\'s mean validation success over its training (trapezoids between the evaluated iterations, divided by their span), the mean over its seeds: how fast it rises, beside where it ends. Wall minutes: from the bench taking up the run (starting it, or attaching to it again after a stop) to its result; the runs shared the machine, so they time no speed. 95% interval: the t interval of the mean over the seeds, cut to 0-100%.', '');
 
   const named = (suite.contrasts ?? CONTRASTS).filter(([a, b]) => rows.some((r) => r.id === a) && rows.some((r) => r.id === b));
   if (named.length) {
