@@ -47,7 +47,7 @@
 // Uses the stack the TANDEM_* settings point at (`npx tandem stack up` first). Prints one line
 // per iteration to stderr and the Markdown section for bench/RESULTS.md to stdout.
 import { execSync } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { ServiceError, WorkflowExecutionAlreadyStartedError, type Client, type WorkflowHandle, type WorkflowStartOptions } from '@temporalio/client';
@@ -312,9 +312,14 @@ async function runOne(client: Client, kind: RunResult['kind'], row: Row, seed: n
     machine,
     at: new Date().toISOString(),
   };
-  // Another process on the stamp may have followed the same workflows to the end first.
-  if (recordedIn(readResults(), kind, row.id, seed, result.lr)) console.error(`${label}: already in ${resultsFile} (another process), not written again`);
-  else appendFileSync(resultsFile, `${JSON.stringify(result)}\n`);
+  // Another process on the stamp may have followed the same workflows to the end, and both wake
+  // at the same completion: the check and the append hold the file's lock together.
+  const written = underLock(() => {
+    if (recordedIn(readResults(), kind, row.id, seed, result.lr)) return false;
+    appendFileSync(resultsFile, `${JSON.stringify(result)}\n`);
+    return true;
+  });
+  if (!written) console.error(`${label}: already in ${resultsFile} (another process), not written again`);
   const e = result.engine;
   const engineNote = e ? `; training ${e.seconds.toFixed(0)} s, the engine decoding ${((100 * e.busyS) / e.seconds).toFixed(0)}% and updating ${((100 * e.updateS) / e.seconds).toFixed(0)}% of it, idle ${((100 * Math.max(0, e.seconds - e.busyS - e.updateS)) / e.seconds).toFixed(0)}%, ${(e.tokens / e.seconds).toFixed(1)} tokens/s` : '';
   console.error(`${label}: ${split} success ${evaluation.successRate.toFixed(3)} sampled${greedy ? `, ${greedy.successRate.toFixed(3)} greedy` : ''} after ${trained.iterations} iterations (${result.minutes.toFixed(1)} min${engineNote})`);
@@ -341,6 +346,30 @@ function ratesOf(results: RunResult[]): Record<Family, { lr: number; source: str
 /** Whether results hold that run (lr null on either side: a row without training). */
 function recordedIn(results: RunResult[], kind: RunResult['kind'], row: string, seed: number, lr: number | null): boolean {
   return results.some((r) => r.kind === kind && r.row === row && r.seed === seed && (lr === null || r.lr === null || r.lr === lr));
+}
+
+/** Runs f holding <results file>.lock (created exclusively; one left by a process killed inside f is taken after a minute). */
+function underLock<T>(f: () => T): T {
+  const lock = `${resultsFile}.lock`;
+  for (;;) {
+    try {
+      closeSync(openSync(lock, 'wx'));
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      try {
+        if (Date.now() - statSync(lock).mtimeMs > 60_000) rmSync(lock, { force: true });
+      } catch {
+        // released meanwhile
+      }
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
+    }
+  }
+  try {
+    return f();
+  } finally {
+    rmSync(lock, { force: true });
+  }
 }
 
 /** Runs each of the jobs, at most n at once, starting them in order. */
