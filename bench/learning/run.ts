@@ -34,7 +34,7 @@
 // seed); the engine batches their decoding, so on a small model more runs at once train faster in
 // all (bench/RESULTS.md, the miniature with the reading warm start: about 8 iterations a minute with
 // 8 runs on two engines, about 4 with 3-4). Processes sharing a --stamp see each other's results:
-// each run is looked up in the file just before it starts and again before it is written.
+// each run is looked up in the file just before it starts and again, under the file's lock, as it is written.
 // Results: every finished (row, seed) is appended to bench/learning/results/<stamp>.jsonl with the
 // commit and machine, and a run with the same --stamp skips what the file has (a bench spans
 // sessions); the file's first line holds the settings, which a later run must repeat. Runs of the
