@@ -15,6 +15,10 @@
 // and their mean length; and the reasoner turns an episode took, failed against solved (a failed
 // trajectory with more turns gives its failures more samples, and so more weight in a token-mean
 // loss). Separates a reasoner that learned to answer from one that drifted away from answering.
+// And from its updates, by thirds: its policy's entropy (nats a token, the update's mean) and how
+// the advantages its samples were trained with weigh, each times the sample's characters (a
+// token-mean loss weighs a sample by its length): the negative mass over the positive. Separates
+// updates that mostly push samples down, which spreads the policy, from balanced ones.
 //
 // Usage: node --import tsx bench/learning/answers.ts --stamp S [--save] (needs the stack whose
 // Postgres holds the runs: `npx tandem stack up`). --save also writes the table to
@@ -22,11 +26,11 @@
 // (its stack lost with its machine) keeps the line saved while it had them: run it as rows land.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { and, asc, eq, like } from 'drizzle-orm';
+import { and, asc, eq, isNotNull, like } from 'drizzle-orm';
 import { applyMoves as planPathMoves, type PlanPathState } from '../../envs/planpath/index.js';
 import { parseMoveAnswer } from '../../envs/puzzle/index.js';
 import { applyMoves as sokobanMoves, type SokobanState } from '../../envs/sokoban/index.js';
-import { turnGroups } from '../../infra/db/schema.js';
+import { samples, turnGroups, updates } from '../../infra/db/schema.js';
 import { withDatabase } from '../../services/client/database.js';
 import { withDefaults, type RunResult } from './resultsFile.js';
 import { suiteOf } from './rows.js';
@@ -161,7 +165,7 @@ async function mathAnswers() {
         );
       }
     }
-    print(table, await reasonerTraining(db));
+    print(table, await reasonerTraining(db), await reasonerUpdates(db));
   });
 }
 
@@ -194,6 +198,42 @@ async function reasonerTraining(db: Parameters<Parameters<typeof withDatabase>[0
       return eps.length ? (eps.reduce((n, turns) => n + turns.length, 0) / eps.length).toFixed(2) : '-';
     };
     table.line(`| ${row} | ${seed} | training | ${thirds.join('; ')} | ${turnsWhere(false)} / ${turnsWhere(true)} |`);
+  }
+  return table;
+}
+
+/** The reasoner's updates of each trained run, by thirds of its training: its policy's entropy, and its samples' advantage mass, negative over positive. */
+async function reasonerUpdates(db: Parameters<Parameters<typeof withDatabase>[0]>[0]): Promise<Table> {
+  const table = new Table("| row | seed | updates | the reasoner's policy, entropy a token, iterations in thirds | its samples' advantage x characters, negative over positive, in thirds |");
+  for (const { row, seed, runId, iterations } of finals) {
+    if (iterations === 0) continue;
+    const trained = await db
+      .select({ iteration: samples.iteration, policy: samples.policy, advantage: samples.advantage, candidate: samples.candidate, texts: turnGroups.samples })
+      .from(samples)
+      .innerJoin(turnGroups, and(eq(turnGroups.episodeId, samples.episodeId), eq(turnGroups.turn, samples.turn), eq(turnGroups.agent, samples.agent)))
+      .where(and(like(samples.episodeId, `${runId}/it%`), eq(samples.agent, 'reasoning_generator'), isNotNull(samples.advantage)));
+    if (trained.length === 0) {
+      table.missing(`| ${row} | ${seed} | updates |`, `| ${row} | ${seed} | updates | no samples of ${runId}'s training in this database |`);
+      continue;
+    }
+    const entropies = await db
+      .select({ iteration: updates.iteration, metrics: updates.metrics })
+      .from(updates)
+      .where(and(eq(updates.runId, runId), eq(updates.policy, trained[0].policy)));
+    const third = Math.ceil(iterations / 3);
+    const inThird = (i: number) => (it: { iteration: number }) => Math.floor(it.iteration / third) === i;
+    const cells = [0, 1, 2].map((i) => {
+      const e = entropies.filter(inThird(i)).map((u) => (u.metrics as { entropy?: number }).entropy).filter((x): x is number => typeof x === 'number');
+      let positive = 0;
+      let negative = 0;
+      for (const t of trained.filter(inThird(i))) {
+        const mass = t.advantage! * (t.texts as Sample[])[t.candidate].text.length;
+        if (mass > 0) positive += mass;
+        else negative -= mass;
+      }
+      return { entropy: e.length ? (e.reduce((a, x) => a + x, 0) / e.length).toFixed(2) : '-', ratio: positive > 0 ? `${(negative / positive).toFixed(2)}x` : '-' };
+    });
+    table.line(`| ${row} | ${seed} | updates | ${cells.map((c) => c.entropy).join(' / ')} | ${cells.map((c) => c.ratio).join(' / ')} |`);
   }
   return table;
 }
