@@ -146,6 +146,7 @@ export function reportCharts(d: RunData): NamedChart[] {
     updateMetric(d, 'update_loss', 'Update loss', ['loss', 'pg_loss'], 'Per update: the PPO loss (solid) and its policy-gradient part (dashed), per policy (updates table).'),
     updateMetric(d, 'update_kl', 'Update KL', ['kl', 'approx_kl'], 'Per update: the KL penalty to the reference model (solid, only when kl_coef > 0) and the approximate KL(old || new) per token between the rollout log-probs and the policy as the update computed them (dashed), per policy.'),
     updateMetric(d, 'update_clip_fraction', 'Update clip fraction', ['clip_fraction'], 'Per update: the share of response tokens whose ratio was clipped, per policy.'),
+    updateMetric(d, 'update_entropy', 'Policy entropy', ['entropy'], "Per update: the policy's entropy, nats a response token (the update's mean over its tokens), per policy. A steady rise is the policy spreading: its sampled answers wander while its greedy ones may stay right (bench/RESULTS.md, the two-step table's trajectory GRPO)."),
     noSignal(d),
     tokensPerSecond(d),
   ];

@@ -115,7 +115,7 @@ test('the runs page lists the run, and loads with no console error', { timeout: 
 test("a chart gains a point when an iteration finishes; the run page has no console error", { timeout: 2 * SLOW }, async () => {
   runPage = await open(`/run.html?id=${encodeURIComponent(runId)}`);
   // Every chart of the report is on the page.
-  await pageUntil('the charts drawn', () => runPage.locator('[data-chart]').count(), (n) => n === 9);
+  await pageUntil('the charts drawn', () => runPage.locator('[data-chart]').count(), (n) => n === 10);
   const before = await pageUntil('the first iteration on the success chart', () => points('success_rate'), (n) => n >= 1);
   const grown = await pageUntil('a point more on the success chart', () => points('success_rate'), (n) => n > before);
   // One point per recorded iteration: never more points than iterations recorded (two iterations

@@ -45,7 +45,7 @@ test('tandem report writes index.html, the plots and the episode pages', () => {
   const pngs = readdirSync(out).filter((f) => f.endsWith('.png')).sort();
   assert.deepEqual(pngs, [
     'evaluation.png', 'reward_per_agent.png', 'reward_per_turn.png', 'success_rate.png', 'tokens_per_second.png',
-    'update_clip_fraction.png', 'update_kl.png', 'update_loss.png', 'update_no_signal.png',
+    'update_clip_fraction.png', 'update_entropy.png', 'update_kl.png', 'update_loss.png', 'update_no_signal.png',
   ]);
   for (const f of pngs) {
     assert.ok(statSync(join(out, f)).size > 5_000, `${f} has the drawing in it`);

@@ -33,7 +33,7 @@ function runData(episodesPerIteration: number, iterations = 2): RunData {
     ],
     updates: [...Array(iterations).keys()].map((i) => ({
       policy: 'shared', iteration: i, fromVersion: i, toVersion: i + 1, samples: 6, groups: 3,
-      metrics: { loss: 0.1 * i, pg_loss: 0.1, approx_kl: 0.01, clip_fraction: 0.2, tokens: 500, zero_advantage_samples: 2 * i },
+      metrics: { loss: 0.1 * i, pg_loss: 0.1, approx_kl: 0.01, clip_fraction: 0.2, entropy: 0.8 + i, tokens: 500, zero_advantage_samples: 2 * i },
     })),
     evaluations: [
       { iteration: 0, episodes: 4, successRate: 0.25, rewardByAgent: { coder: -1 } },
@@ -85,6 +85,7 @@ test('the charts carry the read models: reward per agent, per-turn reward, evalu
   assert.deepEqual(charts.evaluation.series.map((s) => [s.name, s.points]), [['success rate', [[0, 0.25], [2, 0.5]]], ['reward coder', [[0, -1], [2, 0.5]]]]);
   assert.deepEqual(charts.update_loss.series.map((s) => s.name), ['shared loss', 'shared pg_loss']);
   assert.deepEqual(charts.update_kl.series.map((s) => s.name), ['shared approx_kl'], 'kl is absent when kl_coef is 0');
+  assert.deepEqual(charts.update_entropy.series.map((s) => [s.name, s.points]), [['shared', [[1, 0.8], [2, 1.8]]]]);
   assert.deepEqual(charts.update_no_signal.series.map((s) => [s.name, s.points]), [['shared', [[1, 0], [2, 2 / 6]]]]);
   // 500 tokens per iteration; iterations end 10 s apart.
   assert.deepEqual(charts.tokens_per_second.series[0].points, [[1, 50], [2, 50]]);
