@@ -1,8 +1,8 @@
 // Plan-Path as a Puzzle for the two PettingLLMs roles (envs/puzzle/roles.ts): the task text
 // (the tool agent's rules name the shortest_path helper when the state has it, helper.ts),
-// the move-list parser and the grid reducer. The functions below keep Plan-Path's own API
-// (moves as string lists). Pure: no I/O.
-import { parseMoveList, countMoves } from '../puzzle/moves.js';
+// and the move-list puzzle (envs/puzzle/moves.ts) around the grid reducer. The functions below
+// keep Plan-Path's own API (moves as string lists). Pure: no I/O.
+import { countMoves, moveListPuzzle } from '../puzzle/moves.js';
 import {
   buildPuzzlePrompt,
   PUZZLE_AGENTS,
@@ -61,20 +61,16 @@ export const PLANPATH_TEXT: Readonly<PuzzleText> = Object.freeze({
 const PLANPATH_HELPER_TEXT: Readonly<PuzzleText> = Object.freeze({ ...PLANPATH_TEXT, toolRules: [...PLANPATH_TEXT.toolRules, TOOL_HELPER_RULE] });
 const PLANPATH_HELPER_NAMED_TEXT: Readonly<PuzzleText> = Object.freeze({ ...PLANPATH_TEXT, toolRules: [...PLANPATH_TEXT.toolRules, TOOL_HELPER_NAMED_RULE] });
 
-export const planPathPuzzle: Puzzle<PlanPathState, string[]> = {
-  text: (state) => (!state.toolHelper ? PLANPATH_TEXT : state.helperGrid === 'named' ? PLANPATH_HELPER_NAMED_TEXT : PLANPATH_HELPER_TEXT),
+export const planPathPuzzle: Puzzle<PlanPathState, string[]> = moveListPuzzle({
+  text: (state: PlanPathState) => (!state.toolHelper ? PLANPATH_TEXT : state.helperGrid === 'named' ? PLANPATH_HELPER_NAMED_TEXT : PLANPATH_HELPER_TEXT),
   describe: describeTask,
-  parseAction: parseMoveList,
-  isEmpty: (moves) => moves.length === 0,
-  apply(state, moves) {
-    const result = applyMoves(state, moves);
-    return { state: result.state, reward: result.reward, solved: result.solved, done: result.done, summary: describeMoves(moves.length, result) };
-  },
-  solution(state) {
+  applyMoves,
+  summarise: describeMoves,
+  solution(state: PlanPathState) {
     const path = bfsShortestPath(state.rows, state.pos, state.goal);
     return path === null ? null : JSON.stringify(path);
   },
-};
+});
 
 export function buildPrompt(agent: PlanPathAgent, ctx: PromptContext): ChatMessage[] {
   return buildPuzzlePrompt(planPathPuzzle, agent, ctx);

@@ -1,6 +1,7 @@
 // The move-list parser shared by the grid puzzles (Plan-Path, Sokoban): U/D/L/R moves as
-// models write them. Pure; never throws.
+// models write them, and such a puzzle's Puzzle built around its reducer. Pure; never throws.
 import type { Move } from '../types.js';
+import type { Puzzle, PuzzleStatus, PuzzleStep, PuzzleText } from './types.js';
 import { closingBracket, firstLine, textAfterAnchor } from '../shared/text.js';
 
 /** Longest parsed move list; the rest is dropped. */
@@ -96,4 +97,29 @@ export function moveDelta(move: string): [dr: number, dc: number] | null {
 /** "3 moves (1 invalid)". */
 export function countMoves(count: number, invalid: number): string {
   return `${count} move${count === 1 ? '' : 's'}${invalid > 0 ? ` (${invalid} invalid)` : ''}`;
+}
+
+/**
+ * A grid puzzle whose action is a move list (Plan-Path, Sokoban): the parser above, an empty list
+ * as no answer, and each step summarised in the puzzle's own words for what its moves did.
+ */
+export function moveListPuzzle<S extends PuzzleStatus, R extends Omit<PuzzleStep<S>, 'summary'>>(p: {
+  text(state: S): PuzzleText;
+  describe(state: S, turn: number): string;
+  applyMoves(state: S, moves: string[]): R;
+  /** E.g. "3 moves (1 invalid), reached goal". */
+  summarise(count: number, result: R): string;
+  solution(state: S): string | null;
+}): Puzzle<S, string[]> {
+  return {
+    text: p.text,
+    describe: p.describe,
+    parseAction: parseMoveList,
+    isEmpty: (moves) => moves.length === 0,
+    apply(state, moves) {
+      const result = p.applyMoves(state, moves);
+      return { state: result.state, reward: result.reward, solved: result.solved, done: result.done, summary: p.summarise(moves.length, result) };
+    },
+    solution: p.solution,
+  };
 }

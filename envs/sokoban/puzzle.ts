@@ -1,6 +1,6 @@
 // Sokoban as a Puzzle for the two PettingLLMs roles (envs/puzzle/roles.ts): the task text,
-// the move-list parser shared with Plan-Path, and the room reducer. Pure.
-import { countMoves, parseMoveList } from '../puzzle/moves.js';
+// and the move-list puzzle shared with Plan-Path (envs/puzzle/moves.ts) around the room reducer. Pure.
+import { countMoves, moveListPuzzle } from '../puzzle/moves.js';
 import type { Puzzle, PuzzleText } from '../puzzle/types.js';
 import { applyMoves, renderRoom, targetsOf, type Coord, type SokobanMoveResult, type SokobanState } from './room.js';
 import { solve } from './solver.js';
@@ -24,20 +24,16 @@ export const SOKOBAN_TEXT: Readonly<PuzzleText> = Object.freeze({
   finalName: 'the final list of moves',
 });
 
-export const sokobanPuzzle: Puzzle<SokobanState, string[]> = {
+export const sokobanPuzzle: Puzzle<SokobanState, string[]> = moveListPuzzle({
   text: () => SOKOBAN_TEXT,
   describe: describeTask,
-  parseAction: parseMoveList,
-  isEmpty: (moves) => moves.length === 0,
-  apply(state, moves) {
-    const result = applyMoves(state, moves);
-    return { state: result.state, reward: result.reward, solved: result.solved, done: result.done, summary: describeMoves(moves.length, result) };
-  },
-  solution(state) {
+  applyMoves,
+  summarise: describeMoves,
+  solution(state: SokobanState) {
     const moves = solve(state);
     return moves === null ? null : JSON.stringify(moves);
   },
-};
+});
 
 /** The room drawn with its symbols, then the coordinates of the player, boxes and targets. */
 export function render(state: SokobanState): string {
