@@ -8,23 +8,17 @@ import { createUpdateGroupActivities } from '../activities/updateGroups.js';
 import { lazyProducer, makeKafka } from '../infra/kafka/client.js';
 import { CPU_QUEUE, readyLine, stackSettings } from '../infra/settings.js';
 import { bundleWorkflows } from '../infra/temporal/bundle.js';
-import { tandemDataConverter } from '../infra/temporal/payloadStore.js';
 import { instrumentActivities } from './metrics/activities.js';
 import { createWorkerMetrics } from './metrics/workerMetrics.js';
-import { heartbeatWhileRunning } from './heartbeat.js';
-import { connectTemporal, startMetricsEndpoint } from './workerCommon.js';
+import { connectTemporal, startMetricsEndpoint, workerOptions } from './workerCommon.js';
 
 const s = stackSettings();
 const metrics = createWorkerMetrics('cpu-worker');
 const kafka = makeKafka(s.kafkaBrokers, 'tandem-cpu-worker');
 const producer = lazyProducer(kafka);
 const worker = await Worker.create({
-  connection: await connectTemporal(),
-  namespace: s.namespace,
-  taskQueue: CPU_QUEUE,
+  ...workerOptions(await connectTemporal(), CPU_QUEUE),
   workflowBundle: await bundleWorkflows(),
-  dataConverter: tandemDataConverter(s.databaseUrl),
-  interceptors: { activity: [heartbeatWhileRunning] },
   activities: instrumentActivities({ ...createEnvActivities(), ...createPublishActivities(producer), ...createUpdateGroupActivities(kafka) }, metrics),
   maxConcurrentActivityTaskExecutions: 4,
 });

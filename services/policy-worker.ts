@@ -19,12 +19,10 @@ import { lazyProducer, makeKafka } from '../infra/kafka/client.js';
 import { createPolicyActivities } from '../activities/policy.js';
 import { replicaQueue } from '../policy/spec.js';
 import { projectPath, readyLine, stackSettings } from '../infra/settings.js';
-import { tandemDataConverter } from '../infra/temporal/payloadStore.js';
 import { instrumentActivities } from './metrics/activities.js';
 import { MeteredEngineClient, observeEngine } from './metrics/engine.js';
 import { createEngineMetrics, createWorkerMetrics } from './metrics/workerMetrics.js';
-import { heartbeatWhileRunning } from './heartbeat.js';
-import { connectTemporal, option, options, portOption, startMetricsEndpoint } from './workerCommon.js';
+import { connectTemporal, option, options, portOption, startMetricsEndpoint, workerOptions } from './workerCommon.js';
 
 const s = stackSettings();
 const taskQueue = option(process.argv, 'task-queue', s.policyQueue);
@@ -52,11 +50,7 @@ const deps = { engine, producer, device, dataDir: s.dataDir, taskQueue };
 const activities = instrumentActivities({ ...createPolicyActivities(deps), ...createAgentTurnActivities(deps), ...createUpdateActivities({ ...deps, kafka }) }, metrics);
 const connection = await connectTemporal();
 const workers = await Promise.all([taskQueue, replicaQueue(taskQueue, replica)].map((queue) => Worker.create({
-  connection,
-  namespace: s.namespace,
-  taskQueue: queue,
-  dataConverter: tandemDataConverter(s.databaseUrl),
-  interceptors: { activity: [heartbeatWhileRunning] },
+  ...workerOptions(connection, queue),
   activities,
   maxConcurrentActivityTaskExecutions: Number(option(process.argv, 'max-activities', process.env.TANDEM_POLICY_WORKER_ACTIVITIES ?? '512')),
 })));

@@ -1,13 +1,26 @@
-// What Tandem's worker processes share: the Temporal connection, options, the metrics endpoint.
+// What Tandem's worker processes share: the Temporal connection, a worker's standard options,
+// command-line options, the metrics endpoint.
 import type { Server } from 'node:http';
-import { NativeConnection } from '@temporalio/worker';
+import { NativeConnection, type WorkerOptions } from '@temporalio/worker';
 import type { Registry } from 'prom-client';
 import { stackSettings } from '../infra/settings.js';
+import { tandemDataConverter } from '../infra/temporal/payloadStore.js';
+import { heartbeatWhileRunning } from './heartbeat.js';
 import { serveMetrics } from './metrics/server.js';
 
 export async function connectTemporal(): Promise<NativeConnection> {
   const s = stackSettings();
   return NativeConnection.connect({ address: s.temporalAddress, ...(s.temporalApiKey ? { apiKey: s.temporalApiKey, tls: true } : {}) });
+}
+
+/**
+ * What every worker on `taskQueue` is created with: the stack's namespace, the data converter
+ * whose payloads over 4 KiB live in Postgres (every worker must read them), and the interceptor
+ * that heartbeats its running activities.
+ */
+export function workerOptions(connection: NativeConnection, taskQueue: string): Pick<WorkerOptions, 'connection' | 'namespace' | 'taskQueue' | 'dataConverter' | 'interceptors'> {
+  const s = stackSettings();
+  return { connection, namespace: s.namespace, taskQueue, dataConverter: tandemDataConverter(s.databaseUrl), interceptors: { activity: [heartbeatWhileRunning] } };
 }
 
 /** Every value of a repeatable `--name value` option. */

@@ -30,10 +30,8 @@ import type { SyncResult } from '../../activities/policy.js';
 import type { UpdateInput, UpdateSummary } from '../../activities/updatePolicy.js';
 import { sampleIdOf } from '../../domain/ids.js';
 import type { PolicyRef } from '../../policy/ref.js';
-import { readyLine, stackSettings } from '../../infra/settings.js';
-import { tandemDataConverter } from '../../infra/temporal/payloadStore.js';
-import { heartbeatWhileRunning } from '../../services/heartbeat.js';
-import { connectTemporal, option } from '../../services/workerCommon.js';
+import { readyLine } from '../../infra/settings.js';
+import { connectTemporal, option, workerOptions } from '../../services/workerCommon.js';
 import { Device, STANDIN_MODELS, type StandinModel } from './device.js';
 import { deviceCosts, GPUS, lengthOf, maxRowsOf, MODELS, type WorkShape } from './model.js';
 
@@ -129,16 +127,11 @@ const activities = {
   },
 };
 
-const s = stackSettings();
 const connection = await connectTemporal();
 // split: the rollout engine's queue (its turns) and its own (its syncs, release), as placement.<base>.rollout names them.
 const queues = split ? [taskQueue, `${taskQueue}-rollout`, `${taskQueue}-rollout-r0`] : [taskQueue];
 const workers = await Promise.all(queues.map((queue) => Worker.create({
-  connection,
-  namespace: s.namespace,
-  taskQueue: queue,
-  dataConverter: tandemDataConverter(s.databaseUrl),
-  interceptors: { activity: [heartbeatWhileRunning] },
+  ...workerOptions(connection, queue),
   activities,
   maxConcurrentActivityTaskExecutions: num('max-activities', 512),
 })));
