@@ -11,13 +11,12 @@
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import type { WorkflowHandle } from '@temporalio/client';
-import { loadRunConfig } from '../../configs/load.js';
 import { CPU_QUEUE } from '../../infra/settings.js';
 import { stackUp } from '../../infra/stack.js';
 import { progressQuery, stopSignal, type RunProgress } from '../../workflows/messages.js';
 import { trainingRun } from '../../workflows/trainingRun.js';
 import { assertExactlyOnce } from '../support/exactlyOnce.js';
-import { FAST_RECOVERY, faultSeed, kill9, restart, resultAcrossOutages, seededRandom, shuffled, sleep, type FaultTarget } from '../support/faults.js';
+import { faultSeed, kill9, outageRunConfig, restart, resultAcrossOutages, seededRandom, shuffled, sleep, type FaultTarget } from '../support/faults.js';
 import { eventually } from '../support/eventually.js';
 import { childPids } from '../support/hostProcesses.js';
 import { servicePid } from '../support/processes.js';
@@ -88,18 +87,8 @@ test(`kill -9 of every process under two runs at once (rollout.max_staleness 0 a
   log(`seed ${seed}; replay with TANDEM_FAULT_SEED=${seed}`);
   const random = seededRandom(seed);
   const runs = await Promise.all([0, 1].map(async (staleness) => {
-    const cfg = loadRunConfig('configs/planpath/planpath_L1_prompt.yaml', [
-      `training.total_training_steps=${MAX_ITERATIONS}`,
-      'training.train_batch_size=2',
-      'training.train_sample_num=2',
-      'training.max_response_length=24',
-      'env.max_turns=2',
-      ...FAST_RECOVERY,
-      ...(staleness > 0 ? [`rollout.max_staleness=${staleness}`, 'update.behaviour_weight_cap=2'] : []),
-    ]);
-    assert.ok(cfg.ok);
     const runId = `faults-${seed}-s${staleness}-${Date.now()}`;
-    const handle = await t.client.workflow.start(trainingRun, { taskQueue: CPU_QUEUE, workflowId: runId, args: [{ config: cfg.config }] });
+    const handle = await t.client.workflow.start(trainingRun, { taskQueue: CPU_QUEUE, workflowId: runId, args: [{ config: outageRunConfig(MAX_ITERATIONS, staleness) }] });
     log(`run ${runId} started (rollout.max_staleness ${staleness})`);
     return { staleness, runId, handle };
   }));

@@ -6,13 +6,12 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { after, test } from 'node:test';
-import { loadRunConfig } from '../../configs/load.js';
 import { CPU_QUEUE } from '../../infra/settings.js';
 import { stackUp } from '../../infra/stack.js';
 import { progressQuery } from '../../workflows/messages.js';
 import { trainingRun } from '../../workflows/trainingRun.js';
 import { assertExactlyOnce } from '../support/exactlyOnce.js';
-import { FAST_RECOVERY, resultAcrossOutages } from '../support/faults.js';
+import { outageRunConfig, resultAcrossOutages } from '../support/faults.js';
 import { eventually } from '../support/eventually.js';
 import { temporal } from '../support/stack.js';
 
@@ -33,18 +32,8 @@ function tandem(...args: string[]): void {
 // One stack down/up under two runs at once: strictly on-policy and asynchronous.
 test('stack down mid-run, stack up, under two runs at once (rollout.max_staleness 0 and 1): each continues where it was and finishes, exactly once', { timeout: 30 * 60_000 }, async () => {
   const runs = await Promise.all([0, 1].map(async (staleness) => {
-    const cfg = loadRunConfig('configs/planpath/planpath_L1_prompt.yaml', [
-      `training.total_training_steps=${ITERATIONS}`,
-      'training.train_batch_size=2',
-      'training.train_sample_num=2',
-      'training.max_response_length=24',
-      'env.max_turns=2',
-      ...FAST_RECOVERY,
-      ...(staleness > 0 ? [`rollout.max_staleness=${staleness}`, 'update.behaviour_weight_cap=2'] : []),
-    ]);
-    assert.ok(cfg.ok);
     const runId = `resume-s${staleness}-${Date.now()}`;
-    const handle = await t.client.workflow.start(trainingRun, { taskQueue: CPU_QUEUE, workflowId: runId, args: [{ config: cfg.config }] });
+    const handle = await t.client.workflow.start(trainingRun, { taskQueue: CPU_QUEUE, workflowId: runId, args: [{ config: outageRunConfig(ITERATIONS, staleness) }] });
     return { runId, handle, staleness };
   }));
   // Down mid-run, both: an update is behind each, episodes are in flight (under max_staleness 1,

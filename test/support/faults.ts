@@ -1,7 +1,10 @@
 // Fault injection on the test stack: kill -9 a service, bring it back with `stack up <service>`,
 // and wait out outages. Every random choice comes from one seeded generator whose seed is
 // printed, so a failing schedule can be replayed with TANDEM_FAULT_SEED=<seed>.
+import assert from 'node:assert/strict';
 import type { WorkflowHandle } from '@temporalio/client';
+import { loadRunConfig } from '../../configs/load.js';
+import type { RunConfig } from '../../configs/schema.js';
 import { mulberry32 } from '../../envs/shared/rng.js';
 import { stackUp } from '../../infra/stack.js';
 import { alive, childPids } from './hostProcesses.js';
@@ -17,6 +20,25 @@ export type FaultTarget = 'cpu-worker' | 'policy-worker' | 'engine' | 'projector
  */
 export const FAST_RECOVERY = ['recovery.heartbeat_timeout_s=10', 'recovery.retry_max_interval_s=5'];
 export const FAST_HEARTBEAT_TIMEOUT_MS = 10_000;
+
+/**
+ * The run the fault and resume tests play under their outages: Plan-Path L1, 2 problems x 2
+ * samples an iteration, two turns of 24-token responses, FAST_RECOVERY; strictly on-policy at
+ * staleness 0, else asynchronous (rollout.max_staleness, its behaviour weights capped at 2).
+ */
+export function outageRunConfig(iterations: number, staleness: number): RunConfig {
+  const cfg = loadRunConfig('configs/planpath/planpath_L1_prompt.yaml', [
+    `training.total_training_steps=${iterations}`,
+    'training.train_batch_size=2',
+    'training.train_sample_num=2',
+    'training.max_response_length=24',
+    'env.max_turns=2',
+    ...FAST_RECOVERY,
+    ...(staleness > 0 ? [`rollout.max_staleness=${staleness}`, 'update.behaviour_weight_cap=2'] : []),
+  ]);
+  assert.ok(cfg.ok);
+  return cfg.config;
+}
 
 /** A small seeded generator of floats in [0, 1): the environments' own mulberry32. */
 export const seededRandom = mulberry32;
