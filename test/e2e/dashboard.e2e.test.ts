@@ -19,9 +19,9 @@ import { loadRunConfig } from '../../configs/load.js';
 import { iterations } from '../../infra/db/schema.js';
 import { CPU_QUEUE } from '../../infra/settings.js';
 import { startDashboard, type Dashboard } from '../../services/dashboard/server.js';
-import { progressQuery, type RunProgress } from '../../workflows/messages.js';
+import { progressQuery } from '../../workflows/messages.js';
 import { trainingRun } from '../../workflows/trainingRun.js';
-import { eventually } from '../support/eventually.js';
+import { eventually, progressUntil } from '../support/eventually.js';
 import { database, settings, temporal } from '../support/stack.js';
 
 // Far more iterations than the test lets run: it stops the run at the end.
@@ -81,14 +81,6 @@ async function open(url: string): Promise<Page> {
 }
 
 const shoot = (page: Page, name: string) => page.screenshot({ path: join(shots, `${name}.png`), fullPage: true });
-
-/** Polls the run's progress query until `ok` holds. */
-function progressUntil(what: string, ok: (p: RunProgress) => boolean): Promise<RunProgress> {
-  return eventually(what, async () => {
-    const p = await handle.query(progressQuery).catch(() => undefined);
-    return p && ok(p) ? p : undefined;
-  }, SLOW);
-}
 
 /** Polls the page until `read` gives a value that `ok` accepts. */
 function pageUntil<T>(what: string, read: () => Promise<T>, ok: (v: T) => boolean): Promise<T> {
@@ -183,7 +175,7 @@ test('the pause button pauses the run, and resume resumes it; a post from elsewh
   await pageUntil('the pause button enabled', () => runPage.locator('#pause').isEnabled(), (on) => on);
   await runPage.click('#pause');
   await pageUntil('the page says paused', status, (s) => s === 'paused');
-  const paused = await progressUntil('the run paused', (p) => p.status === 'paused');
+  const paused = await progressUntil(handle, 'the run paused', (p) => p.status === 'paused');
   assert.ok(paused.pausedSince !== null);
   assert.match(await runPage.locator('#message').innerText(), /pause sent/);
   await shoot(runPage, 'run-paused');
@@ -191,7 +183,7 @@ test('the pause button pauses the run, and resume resumes it; a post from elsewh
   await pageUntil('the resume button enabled', () => runPage.locator('#resume').isEnabled(), (on) => on);
   await runPage.click('#resume');
   await pageUntil('the page says running', status, (s) => ACTIVE.includes(s));
-  const resumed = await progressUntil('the run resumed', (p) => p.status !== 'paused');
+  const resumed = await progressUntil(handle, 'the run resumed', (p) => p.status !== 'paused');
   assert.equal(resumed.pausedSince, null);
   await shoot(runPage, 'run-resumed');
   assert.deepEqual(errors, []);

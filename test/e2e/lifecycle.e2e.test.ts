@@ -13,9 +13,9 @@ import { eq } from 'drizzle-orm';
 import { loadRunConfig } from '../../configs/load.js';
 import { events } from '../../infra/db/schema.js';
 import { CPU_QUEUE } from '../../infra/settings.js';
-import { progressQuery, type RunProgress } from '../../workflows/messages.js';
+import type { RunProgress } from '../../workflows/messages.js';
 import { trainingRun } from '../../workflows/trainingRun.js';
-import { eventually } from '../support/eventually.js';
+import { eventually, progressUntil } from '../support/eventually.js';
 import { database, temporal } from '../support/stack.js';
 
 const EPISODES = 3;
@@ -48,14 +48,6 @@ function startRun(runId: string, overrides: string[]): Promise<WorkflowHandle<ty
 function tandem(args: string[]) {
   const r = spawnSync(process.execPath, ['bin/tandem.js', ...args], { encoding: 'utf8', timeout: 120_000 });
   return { code: r.status, out: r.stdout, err: r.stderr };
-}
-
-/** Polls the progress query until `ok` holds. */
-async function progressUntil(handle: WorkflowHandle<typeof trainingRun>, what: string, ok: (p: RunProgress) => boolean, timeoutMs = SLOW) {
-  return eventually(what, async () => {
-    const p = await handle.query(progressQuery).catch(() => undefined);
-    return p && ok(p) ? p : undefined;
-  }, timeoutMs);
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

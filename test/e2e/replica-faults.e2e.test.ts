@@ -9,13 +9,13 @@ import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { after, test } from 'node:test';
 import { and, eq, sql } from 'drizzle-orm';
-import type { WorkflowHandle } from '@temporalio/client';
 import { loadRunConfig } from '../../configs/load.js';
 import type { TandemEvent } from '../../domain/events.js';
 import { events } from '../../infra/db/schema.js';
 import { CPU_QUEUE } from '../../infra/settings.js';
 import { freePort, startPolicyWorker } from '../../infra/stack.js';
-import { progressQuery, stopSignal, type RunProgress } from '../../workflows/messages.js';
+import { stopSignal } from '../../workflows/messages.js';
+import { progressUntil } from '../support/eventually.js';
 import { trainingRun } from '../../workflows/trainingRun.js';
 import { assertExactlyOnce } from '../support/exactlyOnce.js';
 import { FAST_HEARTBEAT_TIMEOUT_MS, FAST_RECOVERY, sleep } from '../support/faults.js';
@@ -42,18 +42,6 @@ async function turnsOnReplica1(): Promise<number> {
   const text = await fetch(`http://127.0.0.1:${replica1Metrics}/metrics`).then((r) => r.text()).catch(() => '');
   const count = (name: string) => Number(text.match(new RegExp(`^${name}\\{[^}]*activity="agentTurn"[^}]*\\} (\\d+)`, 'm'))?.[1] ?? 0);
   return count('tandem_activities_started_total') - count('tandem_activities_completed_total') - count('tandem_activities_failed_total');
-}
-
-/** Waits until the run's progress satisfies `ok`. */
-async function progressUntil(handle: WorkflowHandle, what: string, ok: (p: RunProgress) => boolean): Promise<RunProgress> {
-  const deadline = Date.now() + 600_000;
-  for (;;) {
-    const p = await handle.query(progressQuery).catch(() => undefined);
-    if (p && ok(p)) return p;
-    if (p?.status === 'completed') throw new Error(`the run finished before ${what}`);
-    if (Date.now() > deadline) throw new Error(`never: ${what}`);
-    await sleep(100);
-  }
 }
 
 test('kill -9 of a replica\'s engine, then of its worker, during updates: steps retried whole, every sample in exactly one update', { timeout: 20 * 60_000 }, async () => {

@@ -19,7 +19,8 @@ import { episodeIdOf } from '../../domain/ids.js';
 import { events } from '../../infra/db/schema.js';
 import { CPU_QUEUE } from '../../infra/settings.js';
 import { freePort, startPolicyWorker } from '../../infra/stack.js';
-import { progressQuery, type RunProgress } from '../../workflows/messages.js';
+import type { RunProgress } from '../../workflows/messages.js';
+import { progressUntil } from '../support/eventually.js';
 import { trainingRun } from '../../workflows/trainingRun.js';
 import { assertExactlyOnce } from '../support/exactlyOnce.js';
 import { childPids } from '../support/hostProcesses.js';
@@ -47,17 +48,6 @@ async function startRollout(): Promise<ChildProcess> {
 async function counter(port: number, name: string, activity: string): Promise<number> {
   const text = await fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text());
   return Number(text.match(new RegExp(`^${name}\\{[^}]*activity="${activity}"[^}]*\\} (\\d+)`, 'm'))?.[1] ?? 0);
-}
-
-async function progressUntil(handle: WorkflowHandle, what: string, ok: (p: RunProgress) => boolean): Promise<RunProgress> {
-  const deadline = Date.now() + 600_000;
-  for (;;) {
-    const p = await handle.query(progressQuery).catch(() => undefined);
-    if (p && ok(p)) return p;
-    if (p?.status === 'completed') throw new Error(`the run finished before ${what}`);
-    if (Date.now() > deadline) throw new Error(`never: ${what}`);
-    await sleep(100);
-  }
 }
 
 const updating = (p: RunProgress) => Object.keys(p.training ?? {}).length > 0;
