@@ -22,12 +22,13 @@ export interface IterationSummary {
    * under asynchronous training, the mean and largest age in versions of the samples it trained on;
    * dtype: the weights' dtype, with dtypeNote when placement.<base>.dtype auto fell back to float32;
    * rolloutSync: with rollout engines, how many hold the new version and the slowest install's seconds;
-   * zeroAdvantage: of `samples`, those of advantage 0, whose group's scores were all equal; absent in older runs).
+   * zeroAdvantage: of `samples`, those of advantage 0, whose group's scores were all equal; entropy:
+   * the policy's entropy, nats a response token, the update's mean; both absent in older runs).
    */
   updates: Record<
     string,
     {
-      toVersion: number; loss: number; samples: number; groups: number; tokens?: number; zeroAdvantage?: number; staleness?: { mean: number; max: number }; dtype?: string; dtypeNote?: string;
+      toVersion: number; loss: number; samples: number; groups: number; tokens?: number; zeroAdvantage?: number; entropy?: number; staleness?: { mean: number; max: number }; dtype?: string; dtypeNote?: string;
       rolloutSync?: { engines: number; seconds: number };
     }
   >;

@@ -179,7 +179,8 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
       const stale = upd.metrics.staleness_max === undefined ? {} : { staleness: { mean: upd.metrics.staleness_mean, max: upd.metrics.staleness_max } };
       const precision = { ...(upd.dtype ? { dtype: upd.dtype } : {}), ...(upd.dtypeNote ? { dtypeNote: upd.dtypeNote } : {}) };
       const zero = upd.metrics.zero_advantage_samples === undefined ? {} : { zeroAdvantage: upd.metrics.zero_advantage_samples };
-      updates[p.name] = { toVersion: upd.toVersion, loss: upd.metrics.loss, samples: upd.samples, groups: upd.groups, tokens: upd.metrics.tokens, ...zero, ...stale, ...precision, ...(rolloutSync ? { rolloutSync } : {}) };
+      const entropy = upd.metrics.entropy === undefined ? {} : { entropy: upd.metrics.entropy };
+      updates[p.name] = { toVersion: upd.toVersion, loss: upd.metrics.loss, samples: upd.samples, groups: upd.groups, tokens: upd.metrics.tokens, ...zero, ...entropy, ...stale, ...precision, ...(rolloutSync ? { rolloutSync } : {}) };
       events.push(
         { type: 'UpdateApplied', runId, iteration: it, policy: p.name, fromVersion: upd.fromVersion, toVersion: upd.toVersion, samples: upd.samples, groups: upd.groups, replayed: upd.replayed, metrics: upd.metrics, ...(upd.replicas ? { replicas: upd.replicas } : {}), ...precision, ...(rolloutSync ? { rolloutSync } : {}) },
         { type: 'CheckpointSaved', runId, iteration: it, policy: p.name, version: upd.toVersion, path: upd.checkpoint, ...(upd.keptVersions ? { keptVersions: upd.keptVersions } : {}) },

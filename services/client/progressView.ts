@@ -1,6 +1,6 @@
 // What `tandem status` shows of a run's progress query: an ETA, a progress bar and the fields,
 // as plain text. Pure functions of the progress and the current time.
-import type { RunProgress } from '../../workflows/messages.js';
+import type { IterationSummary, RunProgress } from '../../workflows/messages.js';
 
 const fmt = (x: number) => (Number.isFinite(x) ? x.toFixed(3) : String(x));
 
@@ -70,6 +70,21 @@ export function progressLine(p: RunProgress, now: number): string {
   return `${progressBar(fractionDone(p))}  iteration ${iterationText(p, false)}${episodes}  ${p.status}${etaText}`;
 }
 
+/**
+ * Each policy's entropy a token over the recent updates, first to last: a steady rise is the policy
+ * spreading (its sampled answers wander while its greedy ones may stay right).
+ */
+function entropyLine(recent: IterationSummary[]): string | null {
+  const policies = [...new Set(recent.flatMap((r) => Object.keys(r.updates)))].sort();
+  const spans = policies.flatMap((k) => {
+    const seen = recent.filter((r) => r.updates[k]?.entropy !== undefined);
+    if (seen.length === 0) return [];
+    const [first, last] = [seen[0], seen[seen.length - 1]];
+    return [seen.length === 1 ? `${k} ${fmt(last.updates[k].entropy!)} (iteration ${last.iteration + 1})` : `${k} ${fmt(first.updates[k].entropy!)} -> ${fmt(last.updates[k].entropy!)} (iterations ${first.iteration + 1}-${last.iteration + 1})`];
+  });
+  return spans.length === 0 ? null : `  entropy          ${spans.join(', ')}, nats a token in the updates`;
+}
+
 /** The full view: the progress line, then one field a line. */
 export function progressLines(p: RunProgress, now: number): string[] {
   const last = p.recent[p.recent.length - 1];
@@ -92,6 +107,8 @@ export function progressLines(p: RunProgress, now: number): string[] {
     if (stale.length > 0) lines.push(`  sample staleness ${stale.map(([k, u]) => `${k} mean ${fmt(u.staleness!.mean)} max ${u.staleness!.max}`).join(', ')} versions (iteration ${last.iteration + 1}'s update)`);
     const zero = Object.entries(last.updates).filter(([, u]) => u.zeroAdvantage !== undefined);
     if (zero.length > 0) lines.push(`  no signal        ${zero.map(([k, u]) => `${k} ${u.zeroAdvantage} of ${u.samples}`).join(', ')} samples of advantage 0, their group's scores all equal (iteration ${last.iteration + 1}'s update)`);
+    const entropy = entropyLine(p.recent);
+    if (entropy) lines.push(entropy);
     lines.push(`  mean reward      ${formatRewards(last.rewardByAgent)} (iteration ${last.iteration + 1})`);
     lines.push(`  success rate     ${fmt(last.successRate)} (iteration ${last.iteration + 1}; shared by the agents of an episode)`);
     const cut = p.recent.reduce((n, r) => n + (r.truncatedEpisodes ?? 0), 0);

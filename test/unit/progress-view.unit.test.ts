@@ -99,6 +99,16 @@ test('the samples of advantage 0 in the last update, per policy (absent from old
   assert.doesNotMatch(progressLines(progress(), 1_020_000).join('\n'), /no signal/);
 });
 
+test("each policy's entropy over the recent updates, first to last (absent from older runs)", () => {
+  const at = (i: number, plan: number, tool?: number) => ({
+    ...iteration(i, 40_000),
+    updates: { plan: { toVersion: i + 1, loss: 0, samples: 12, groups: 4, entropy: plan }, tool: { toVersion: i + 1, loss: 0, samples: 8, groups: 2, ...(tool === undefined ? {} : { entropy: tool }) } },
+  });
+  const text = progressLines(progress({ recent: [at(0, 0.88), at(1, 2.7), at(2, 5.09, 1.1)] }), 1_020_000).join('\n');
+  assert.match(text, /entropy {10}plan 0\.880 -> 5\.090 \(iterations 1-3\), tool 1\.100 \(iteration 3\), nats a token in the updates/);
+  assert.doesNotMatch(progressLines(progress(), 1_020_000).join('\n'), /entropy/);
+});
+
 test('asynchronous training: the update in flight beside each version, the iteration in play, the staleness of the last update', () => {
   const last = { ...iteration(1, 40_000), updates: { shared_model: { toVersion: 2, loss: 0.1, samples: 12, groups: 4, staleness: { mean: 0.5, max: 1 } } } };
   const text = progressLines(progress({ training: { shared_model: 2 }, playingIteration: 3, recent: [iteration(0, 60_000), last] }), 1_020_000).join('\n');
