@@ -15,18 +15,24 @@
 // episodes' span, its updates' and syncs' activity time, each core's idle share over the runs
 // (/proc/stat), and the async gain (N=1 over N=0) of each placement against its bound: one engine,
 // max(episodes, update) can at best overlap only what the one core does not do; split,
-// max(episodes, update + sync). Needs the stack up (`npx tandem stack up`); starts its own policy
-// workers (task queues bench-cpu-one, bench-cpu-trainer, bench-cpu-rollout) and stops them at the end.
+// max(episodes, update + sync); and the response tokens each iteration's updates trained (the record's
+// `updates`), so that arms whose iterations carried different work compare a token at a time too.
+// A results file of another machine is only read (`--report`). Needs the stack up (`npx tandem
+// stack up`); starts its own policy workers (task queues bench-cpu-one, bench-cpu-trainer,
+// bench-cpu-rollout) and stops them at the end.
 // Give it the machine alone: it measures the cores' idle time.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { dirname, relative } from 'node:path';
 import { createInterface } from 'node:readline';
+import { eq } from 'drizzle-orm';
 import { loadRunConfig } from '../../configs/load.js';
 import type { RunConfig } from '../../configs/schema.js';
+import { updates } from '../../infra/db/schema.js';
 import { freePort } from '../../infra/stack.js';
 import { CPU_QUEUE, projectPath, READY_LINE } from '../../infra/settings.js';
+import { withDatabase } from '../../services/client/database.js';
 import { temporalClient } from '../../services/client/temporal.js';
 import { policiesOf, trainable } from '../../policy/spec.js';
 import { trainingRun } from '../../workflows/trainingRun.js';
@@ -112,7 +118,22 @@ function coreTimes(): { idle: number; total: number }[] {
   });
 }
 
-interface Iteration { wall: number; episodes: number; update: number; sync: number; busy: number }
+/** tokens: the response tokens its updates trained (every sample an episode generated; absent in runs recorded before it was). */
+interface Iteration { wall: number; episodes: number; update: number; sync: number; busy: number; tokens?: number }
+
+/** Each iteration's trained response tokens, its policies' updates summed (the record's projection, waited for). */
+async function tokensOf(runId: string, policies: number): Promise<Map<number, number>> {
+  for (let tries = 0; ; tries++) {
+    const rows = await withDatabase((db) => db.select({ iteration: updates.iteration, metrics: updates.metrics }).from(updates).where(eq(updates.runId, runId)));
+    if (rows.length >= iterations * policies) {
+      const tokens = new Map<number, number>();
+      for (const r of rows) tokens.set(r.iteration, (tokens.get(r.iteration) ?? 0) + Number((r.metrics as { tokens?: number }).tokens ?? NaN));
+      return tokens;
+    }
+    if (tries === 60) throw new Error(`${runId}: ${rows.length} of ${iterations * policies} updates projected after a minute`);
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+}
 
 /** A finished run's timed iterations, from its history. */
 async function iterationsOf(client: Awaited<ReturnType<typeof temporalClient>>, runId: string, policies: number, busyMs: number): Promise<Iteration[]> {
@@ -120,6 +141,7 @@ async function iterationsOf(client: Awaited<ReturnType<typeof temporalClient>>, 
   const updates = await activitySpans(client, runId, 'updatePolicy');
   // Syncs: the first `policies` load the rollout engine at the start; then one after each update, in its order.
   const syncs = (await activitySpans(client, runId, 'syncPolicy')).slice(policies);
+  const tokens = await tokensOf(runId, policies);
   const of = <T>(xs: T[], it: number) => xs.slice(it * policies, (it + 1) * policies);
   const endOf = (it: number) => Math.max(...of(updates, it).map((u) => u.end), ...of(syncs, it).map((s) => s.end));
   const out: Iteration[] = [];
@@ -131,6 +153,7 @@ async function iterationsOf(client: Awaited<ReturnType<typeof temporalClient>>, 
       update: of(updates, it).reduce((n, u) => n + u.end - u.start, 0),
       sync: of(syncs, it).reduce((n, s) => n + s.end - s.start, 0),
       busy: busyMs / iterations, // the generating engine's busy time, a run's mean
+      tokens: tokens.get(it),
     });
   }
   return out;
@@ -143,10 +166,13 @@ const SETTINGS = { config: file, task, iterations, batch, set: sets, machine: `$
 /** One finished run: its arm, seed, timed iterations and the cores' idle shares over it. */
 interface RunRecord { kind: 'run'; arm: string; seed: number; runId: string; its: Iteration[]; idle: number[]; commit: string; at: string }
 
+let measuredOn = SETTINGS.machine;
 function readResults(): RunRecord[] {
   if (!existsSync(resultsFile)) return [];
   const [head, ...rest] = readFileSync(resultsFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  measuredOn = head.settings.machine;
   for (const [key, value] of Object.entries(SETTINGS)) {
+    if (reportOnly && key === 'machine') continue; // another machine's file is read, not added to
     if (JSON.stringify(head.settings[key]) !== JSON.stringify(value)) {
       throw new Error(`${resultsFile}: its runs were measured with ${key} ${JSON.stringify(head.settings[key])}, not ${JSON.stringify(value)}: pass --results with another file, or the same settings`);
     }
@@ -210,10 +236,12 @@ if ([...results.values()].some((r) => r.its.length === 0)) {
 }
 
 const out = (l = '') => console.log(l);
-out(`machine: ${SETTINGS.machine}; ${file}${task === 'none' ? '' : ` on ${task}`}, ${batch} problems an iteration, ${iterations} iterations a run (the first not timed), seeds ${[...new Set(runs.map((r) => r.seed))].sort((a, b) => a - b).join(', ')} (${relative(projectPath(''), resultsFile)}); one torch thread an engine; one: its engine on core 0; split: the rollout engine on core 0, the trainer on core 1`);
+out(`machine: ${measuredOn}; ${file}${task === 'none' ? '' : ` on ${task}`}, ${batch} problems an iteration, ${iterations} iterations a run (the first not timed), seeds ${[...new Set(runs.map((r) => r.seed))].sort((a, b) => a - b).join(', ')} (${relative(projectPath(''), resultsFile)}); one torch thread an engine; one: its engine on core 0; split: the rollout engine on core 0, the trainer on core 1`);
 out();
-out('| arm | timed iterations | iteration s (mean ± sd) | episodes s | engine busy s | update s | sync s | core 0 idle | core 1 idle | async gain | its bound | own work / iteration |');
-out('|---|---|---|---|---|---|---|---|---|---|---|---|');
+out('| arm | timed iterations | iteration s (mean ± sd) | episodes s | engine busy s | update s | sync s | core 0 idle | core 1 idle | async gain | its bound | own work / iteration | tokens / iteration | gain a token |');
+out('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
+/** Seconds of iteration a trained token, over an arm's iterations (NaN where a run predates the count). */
+const perToken = (its: Iteration[]) => mean(its.map((x) => x.wall)) / mean(its.map((x) => x.tokens ?? NaN));
 for (const placement of ['one', 'split'] as const) {
   const [sync, async] = [0, 1].map((n) => results.get(`${placement} N=${n}`)!);
   const T = mean(sync.its.map((x) => x.wall));
@@ -227,7 +255,9 @@ for (const placement of ['one', 'split'] as const) {
   for (const [n, r] of [[0, sync], [1, async]] as const) {
     const W = mean(r.its.map((x) => x.wall));
     const idle = [0, 1].map((c) => `${(100 * mean(r.idle.map((i) => i[c]))).toFixed(0)}%`);
-    out(`| ${placement} N=${n} | ${r.its.length} | ${s1(W)} ± ${s1(sd(r.its.map((x) => x.wall)))} | ${s1(mean(r.its.map((x) => x.episodes)))} | ${s1(mean(r.its.map((x) => x.busy)))} | ${s1(mean(r.its.map((x) => x.update)))} | ${placement === 'split' ? s1(mean(r.its.map((x) => x.sync))) : ''} | ${idle[0]} | ${idle[1]} | ${n === 1 ? `**${(T / W).toFixed(2)}x**` : ''} | ${n === 1 ? `${bound.toFixed(2)}x` : ''} | ${(mean(r.its.map((x) => x.episodes + x.update + x.sync)) / W).toFixed(2)}x |`);
+    const tokens = mean(r.its.map((x) => x.tokens ?? NaN));
+    const perTokenGain = perToken(sync.its) / perToken(async.its);
+    out(`| ${placement} N=${n} | ${r.its.length} | ${s1(W)} ± ${s1(sd(r.its.map((x) => x.wall)))} | ${s1(mean(r.its.map((x) => x.episodes)))} | ${s1(mean(r.its.map((x) => x.busy)))} | ${s1(mean(r.its.map((x) => x.update)))} | ${placement === 'split' ? s1(mean(r.its.map((x) => x.sync))) : ''} | ${idle[0]} | ${idle[1]} | ${n === 1 ? `**${(T / W).toFixed(2)}x**` : ''} | ${n === 1 ? `${bound.toFixed(2)}x` : ''} | ${(mean(r.its.map((x) => x.episodes + x.update + x.sync)) / W).toFixed(2)}x | ${Number.isNaN(tokens) ? '-' : tokens.toFixed(0)} | ${n === 1 && !Number.isNaN(perTokenGain) ? `${perTokenGain.toFixed(2)}x` : ''} |`);
   }
 }
 out();
@@ -237,4 +267,4 @@ out('| arm | seed | iterations |');
 out('|---|---|---|');
 for (const r of runs) out(`| ${r.arm} | ${r.seed} | ${r.its.map((x) => [x.wall, x.episodes, x.update, x.sync].map(s1).join(' / ')).join('; ')} |`);
 out();
-out('iteration s: from the end of the previous iteration\'s last update (or its sync) to the end of its own; episodes s: from the workflow task that opened its first episode to its last episode\'s end; engine busy s: the generating engine\'s prefill and decoding time (its metrics), a run\'s mean per iteration; update s and sync s: their activities, scheduled to completed (a sync installs the new version on the rollout engine); idle: /proc/stat over the arm\'s runs. Bound: one engine, T / max(episodes, engine busy + update) (one core does both); split, T / max(episodes, update + sync), T the synchronous iteration. Own work / iteration: (episodes + update + sync) / iteration, both means of the arm\'s own iterations: under 1 the orchestration between them, above 1 the share of its own work it overlapped; for the split arms, whose engines have a core each, the async gain matched for work (iterations of different arms differ in the tokens they decode and train: their policies and samples diverge).');
+out('iteration s: from the end of the previous iteration\'s last update (or its sync) to the end of its own; episodes s: from the workflow task that opened its first episode to its last episode\'s end; engine busy s: the generating engine\'s prefill and decoding time (its metrics), a run\'s mean per iteration; update s and sync s: their activities, scheduled to completed (a sync installs the new version on the rollout engine); idle: /proc/stat over the arm\'s runs. Bound: one engine, T / max(episodes, engine busy + update) (one core does both); split, T / max(episodes, update + sync), T the synchronous iteration. Own work / iteration: (episodes + update + sync) / iteration, both means of the arm\'s own iterations: under 1 the orchestration between them, above 1 the share of its own work it overlapped; for the split arms, whose engines have a core each, the async gain matched for work (iterations of different arms differ in the tokens they decode and train: their policies and samples diverge). Tokens / iteration: the response tokens its updates trained (every sample its episodes generated); gain a token: the synchronous arm\'s iteration seconds a token over the asynchronous arm\'s, the other control for work (it leaves each iteration\'s fixed costs, its orchestration and prompts, to the arm with fewer tokens).');

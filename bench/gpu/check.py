@@ -1,5 +1,6 @@
 """The engine on a GPU in one prepared check: its test suite on the device, generate against
-transformers and the memory-bandwidth bound, update steps, a mixed-adapter batch. See bench/README.md.
+transformers and the memory-bandwidth bound, update steps, a rollout engine's sync, a mixed-adapter
+batch. See bench/README.md.
 
     python3 bench/gpu/check.py --out DIR [--wheels .tools/wheels] [--budget-s 420]   # on a CUDA machine
     .venv/bin/python bench/gpu/check.py --smoke --out DIR                            # on the CPU, tiny shapes
@@ -7,7 +8,7 @@ transformers and the memory-bandwidth bound, update steps, a mixed-adapter batch
 
 Stages, in order, each timed and each failure recorded (a failed stage does not stop the next ones):
 environment (device, versions against the project's pins, copy bandwidth), pytest (the engine's
-suite with TANDEM_TEST_DEVICE set to the device), generate, update, mixed_adapters. Writes
+suite with TANDEM_TEST_DEVICE set to the device), generate, update, sync, mixed_adapters. Writes
 summary.json and summary.md (the table it prints) into --out, with pytest.log and pytest.xml, and
 exits 1 naming the first stage that failed. The stages keep to --budget-s in all: each measurement
 that would start too late is skipped and named in the summary.
@@ -58,6 +59,8 @@ class Ctx:
         self.update_lengths = (64, 128) if self.smoke else (1024, 4096)
         self.update_samples = 2 if self.smoke else 8
         self.group_shape = "smollm2-135m"
+        self.sync_configs = (("lora", "llama-8b"), ("full", "smollm2-135m"))
+        self.min_sync_s = 1.0 if self.smoke else 6.0
         self.mixed_shape, self.mixed_rows = "qwen3-1.7b", 2 if self.smoke else 16
         self.min_step_s = 1.0 if self.smoke else 20.0  # no measurement starts with less left in its stage
         # Engine log-probs against a plain forward pass (set with the dtype, environment stage): 1e-3 in
@@ -193,15 +196,16 @@ def pinned_versions() -> dict:
 # ---------------------------------------------------------------------- running, reporting
 
 # name, seconds kept for the stages after it (device; --smoke keeps none)
-STAGES = [("environment", 380), ("pytest", 190), ("generate", 70), ("update", 25), ("mixed_adapters", 0)]
+STAGES = [("environment", 380), ("pytest", 190), ("generate", 70), ("update", 40), ("sync", 20), ("mixed_adapters", 0)]
 
 
 def run_stages(ctx) -> list[dict]:
     import gen_bench
+    import sync_bench
     import update_bench
 
     fns = {"environment": environment, "pytest": pytest_stage, "generate": gen_bench.generate,
-           "update": update_bench.update, "mixed_adapters": gen_bench.mixed_adapters}
+           "update": update_bench.update, "sync": sync_bench.sync, "mixed_adapters": gen_bench.mixed_adapters}
     results = []
     for name, reserve in STAGES:
         ctx.stage_end = ctx.end - (0 if ctx.smoke else reserve)

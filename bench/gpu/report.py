@@ -51,6 +51,18 @@ def table(summary: dict) -> str:
         g = upd["replica_group"]
         lines.append(f"- replica group of one rank ({g['backend']}, {g['shape']}): update {g['update_s']:.2f} s, "
                      f"of which collectives {g['sync_s']:.3f} s, checksum {g['checksum']}")
+    syn = (stages.get("sync") or {}).get("figures") or {}
+    if syn.get("installs"):
+        lines += ["", "Sync (a rollout policy installs the version its trainer's update wrote; the weights equal the "
+                  "trainer's after each):", "",
+                  "| kind | shape | page cache | weights MB | checkpoint write s | install s | GB/s | install / update step |",
+                  "|---|---|---|---|---|---|---|---|"]
+        for r in syn["installs"]:
+            lines.append(f"| {r['kind']} | {r['shape']} | {r['page_cache']} | {_f(r['weights_mb'], 1)} | "
+                         f"{r['write_s']:.2f} | {r['install_s']:.3f} | {_f(r['install_gbs'], 2)} | "
+                         f"{r['install_of_update']:.2f} |")
+    for why in syn.get("skipped", []):
+        lines.append(f"- skipped: {why}")
     mix = (stages.get("mixed_adapters") or {}).get("figures") or {}
     if "speedup" in mix:
         lines += ["", f"Mixed adapters ({mix['shape']}, {mix['adapters']} LoRA adapters x {mix['rows_per_adapter']} rows, "
@@ -72,4 +84,6 @@ def _stage_note(s: dict) -> str:
                 f"GiB; engine log-probs vs a plain forward: max |diff| {max(gaps, default=0):.2g}")
     if s["name"] == "update":
         return f"{len(f.get('steps', []))} steps, {len(f.get('skipped', []))} skipped"
+    if s["name"] == "sync":
+        return f"{len(f.get('installs', []))} installs, {len(f.get('skipped', []))} skipped"
     return ""

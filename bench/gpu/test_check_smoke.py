@@ -14,7 +14,7 @@ import torch
 CHECK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "check.py")
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "services", "engine"))
 from tandem_engine import precision  # noqa: E402
-STAGES = ["environment", "pytest", "generate", "update", "mixed_adapters"]
+STAGES = ["environment", "pytest", "generate", "update", "sync", "mixed_adapters"]
 
 
 def positive(*xs) -> bool:
@@ -59,10 +59,17 @@ def test_smoke_mode_passes_every_stage_with_figures(tmp_path):
         assert positive(s["update_s"], s["tok_s"], s["grad_norm"], s["trainable_m"]), s
     assert upd["replica_group"]["backend"] == "gloo" and upd["replica_group"]["checksum"]
 
+    syn = fig["sync"]  # (each install's weights equal to the trainer's: asserted in the stage)
+    assert syn["skipped"] == [] and [(r["kind"], r["page_cache"], r["version"]) for r in syn["installs"]] == [
+        ("lora", "dropped", 1), ("lora", "warm", 2), ("full", "dropped", 1), ("full", "warm", 2)]
+    for r in syn["installs"]:
+        assert positive(r["weights_mb"], r["write_s"], r["install_s"], r["install_gbs"], r["update_s"]), r
+
     mix = fig["mixed_adapters"]
     assert positive(mix["mixed_tok_s"], mix["separate_tok_s"], mix["speedup"]) and mix["adapters"] == 3
 
     table = (out / "summary.md").read_text()
     for line in ("| environment | ok |", "| pytest | ok |", "| generate | ok |", "| update | ok |",
-                 "| mixed_adapters | ok |", "| llama-8b (", "| lora (", "Mixed adapters"):
+                 "| sync | ok |", "| mixed_adapters | ok |", "| llama-8b (", "| lora (", "| lora | llama-8b | dropped |",
+                 "Mixed adapters"):
         assert line in table, table
