@@ -60,7 +60,8 @@ const resultsFile = projectPath(arg('results', 'bench/async/results/cpu.jsonl'))
 const reportOnly = argv.includes('--report');
 if (cpus().length < 2) throw new Error('needs two cores: the rollout engine on one, the trainer on the other');
 
-// Issue 53's sampling (bench/learning/results/arith2.choice): temperature 0.7, top_p 0.9, top_k 20, 128-token responses.
+// Issue 53's sampling (bench/learning/results/arith2.choice): temperature 0.7, top_p 0.9, top_k 20, 128-token
+// responses; with --task none the config's own.
 const SAMPLING = ['training.max_response_length=128', ...['temperature=0.7', 'top_p=0.9', 'top_k=20'].map((s) => `agent_policy_configs.agent_configs.*.train_llm_config.${s}`)];
 const QUEUES = { one: 'bench-cpu-one', trainer: 'bench-cpu-trainer', rollout: 'bench-cpu-rollout' };
 
@@ -73,8 +74,7 @@ function configOf(arm: Arm, seed: number): RunConfig {
   if (!probe.ok) throw new Error(`${file}: ${probe.issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`);
   const base = Object.values(probe.config.base_models).find((m) => !m.scripted)!.name;
   const parsed = loadRunConfig(projectPath(file), [
-    ...(task === 'none' ? [] : arithmetic(task as 'arith2', seed).run),
-    ...SAMPLING,
+    ...(task === 'none' ? [] : [...arithmetic(task as 'arith2', seed).run, ...SAMPLING]),
     `training.total_training_steps=${iterations}`,
     `training.train_batch_size=${batch}`,
     'training.val_freq=0',
