@@ -104,10 +104,11 @@ async function startWorker(queue: string, core: number): Promise<{ child: ChildP
   return { child, port };
 }
 
-/** Seconds the worker's engine has spent prefilling and decoding since it started (its metrics). */
-async function busySeconds(port: number): Promise<number> {
+/** The worker's engine since it started (its metrics): seconds spent prefilling and decoding, and decoding steps. */
+async function engineCounters(port: number): Promise<{ busyMs: number; steps: number }> {
   const text = await fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text());
-  return Number(/^tandem_engine_busy_seconds\{[^}]*\} ([\d.e+-]+)/m.exec(text)?.[1] ?? NaN);
+  const counter = (name: string) => Number(new RegExp(`^${name}\\{[^}]*\\} ([\\d.e+-]+)`, 'm').exec(text)?.[1] ?? NaN);
+  return { busyMs: 1000 * counter('tandem_engine_busy_seconds'), steps: counter('tandem_engine_decode_steps') };
 }
 
 /** Idle and total jiffies of cpu0 and cpu1 (/proc/stat: idle + iowait of the whole). */
@@ -119,7 +120,7 @@ function coreTimes(): { idle: number; total: number }[] {
 }
 
 /** tokens: the response tokens its updates trained (every sample an episode generated; absent in runs recorded before it was). */
-interface Iteration { wall: number; episodes: number; update: number; sync: number; busy: number; tokens?: number }
+interface Iteration { wall: number; episodes: number; update: number; sync: number; busy: number; tokens?: number; steps?: number }
 
 /** Each iteration's trained response tokens, its policies' updates summed (the record's projection, waited for). */
 async function tokensOf(runId: string, policies: number): Promise<Map<number, number>> {
@@ -136,7 +137,7 @@ async function tokensOf(runId: string, policies: number): Promise<Map<number, nu
 }
 
 /** A finished run's timed iterations, from its history. */
-async function iterationsOf(client: Awaited<ReturnType<typeof temporalClient>>, runId: string, policies: number, busyMs: number): Promise<Iteration[]> {
+async function iterationsOf(client: Awaited<ReturnType<typeof temporalClient>>, runId: string, policies: number, engine: { busyMs: number; steps: number }): Promise<Iteration[]> {
   const spans = await episodeSpans(client, runId);
   const updates = await activitySpans(client, runId, 'updatePolicy');
   // Syncs: the first `policies` load the rollout engine at the start; then one after each update, in its order.
@@ -152,7 +153,8 @@ async function iterationsOf(client: Awaited<ReturnType<typeof temporalClient>>, 
       episodes: span.end - span.open,
       update: of(updates, it).reduce((n, u) => n + u.end - u.start, 0),
       sync: of(syncs, it).reduce((n, s) => n + s.end - s.start, 0),
-      busy: busyMs / iterations, // the generating engine's busy time, a run's mean
+      busy: engine.busyMs / iterations, // the generating engine's busy time, a run's mean
+      steps: engine.steps / iterations, // its decoding steps, a run's mean
       tokens: tokens.get(it),
     });
   }
@@ -212,13 +214,14 @@ if (todo.length > 0) {
   for (const { arm, seed } of todo) {
     const runId = `bench-cpu-${stamp}-${arm.placement}-n${arm.staleness}-s${seed}`;
     const before = coreTimes();
-    const busy0 = await busySeconds(generators[arm.placement].port);
+    const engine0 = await engineCounters(generators[arm.placement].port);
     const t0 = Date.now();
     await client.workflow.execute(trainingRun, { taskQueue: CPU_QUEUE, workflowId: runId, args: [{ config: configOf(arm, seed) }] });
     const after = coreTimes();
-    const busyMs = 1000 * ((await busySeconds(generators[arm.placement].port)) - busy0);
+    const engine1 = await engineCounters(generators[arm.placement].port);
+    const engine = { busyMs: engine1.busyMs - engine0.busyMs, steps: engine1.steps - engine0.steps };
     const idle = after.map((a, c) => (a.idle - before[c].idle) / (a.total - before[c].total));
-    appendResult({ arm: armName(arm), seed, runId, its: await iterationsOf(client, runId, policies, busyMs), idle });
+    appendResult({ arm: armName(arm), seed, runId, its: await iterationsOf(client, runId, policies, engine), idle });
     process.stderr.write(`${runId}: ${iterations} iterations in ${((Date.now() - t0) / 1000).toFixed(0)} s (${resultsFile})\n`);
   }
   stop();
@@ -259,6 +262,12 @@ for (const placement of ['one', 'split'] as const) {
     const perTokenGain = perToken(sync.its) / perToken(async.its);
     out(`| ${placement} N=${n} | ${r.its.length} | ${s1(W)} ± ${s1(sd(r.its.map((x) => x.wall)))} | ${s1(mean(r.its.map((x) => x.episodes)))} | ${s1(mean(r.its.map((x) => x.busy)))} | ${s1(mean(r.its.map((x) => x.update)))} | ${placement === 'split' ? s1(mean(r.its.map((x) => x.sync))) : ''} | ${idle[0]} | ${idle[1]} | ${n === 1 ? `**${(T / W).toFixed(2)}x**` : ''} | ${n === 1 ? `${bound.toFixed(2)}x` : ''} | ${(mean(r.its.map((x) => x.episodes + x.update + x.sync)) / W).toFixed(2)}x | ${Number.isNaN(tokens) ? '-' : tokens.toFixed(0)} | ${n === 1 && !Number.isNaN(perTokenGain) ? `${perTokenGain.toFixed(2)}x` : ''} |`);
   }
+}
+const counted = (x: Iteration) => x.steps !== undefined && x.tokens !== undefined;
+const rowsAStep = [...results].map(([arm, r]) => [arm, r.its.filter(counted)] as const).filter(([, its]) => its.length > 0);
+if (rowsAStep.length > 0) {
+  out();
+  out(`Rows a decoding step (the trained tokens over the generating engine's decoding steps, over the iterations that counted both): ${rowsAStep.map(([arm, its]) => `${arm} ${(mean(its.map((x) => x.tokens!)) / mean(its.map((x) => x.steps!))).toFixed(2)} (${its.length} iterations)`).join(', ')}`);
 }
 out();
 out('Each timed iteration (s): iteration / episodes / update / sync');
