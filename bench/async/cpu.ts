@@ -16,7 +16,8 @@
 // (/proc/stat), and the async gain (N=1 over N=0) of each placement against its bound: one engine,
 // max(episodes, update) can at best overlap only what the one core does not do; split,
 // max(episodes, update + sync); and the response tokens each iteration's updates trained (the record's
-// `updates`), so that arms whose iterations carried different work compare a token at a time too.
+// `updates`), so that arms whose iterations carried different work compare a token at a time too, and
+// the rows of a decoding step (those tokens over the generating engine's decoding steps).
 // A results file of another machine is only read (`--report`). Needs the stack up (`npx tandem
 // stack up`); starts its own policy workers (task queues bench-cpu-one, bench-cpu-trainer,
 // bench-cpu-rollout) and stops them at the end.
@@ -119,7 +120,8 @@ function coreTimes(): { idle: number; total: number }[] {
   });
 }
 
-/** tokens: the response tokens its updates trained (every sample an episode generated; absent in runs recorded before it was). */
+/** tokens: the response tokens its updates trained (every sample an episode generated); steps: the generating engine's
+ *  decoding steps, a run's mean (each absent in runs recorded before it was counted). */
 interface Iteration { wall: number; episodes: number; update: number; sync: number; busy: number; tokens?: number; steps?: number }
 
 /** Each iteration's trained response tokens, its policies' updates summed (the record's projection, waited for). */
