@@ -54,14 +54,19 @@ export async function killInside(uid: number, parent: number): Promise<boolean> 
   return true;
 }
 
+/** How long killUid keeps at it: killed processes take a while to end on a loaded machine. */
+const KILL_UID_DEADLINE_MS = 10_000;
+
 /**
- * Kills every process of `uid` until none is left: `kill -KILL -1` run as that uid signals
- * exactly the processes it owns, in one pass of the kernel that a fork bomb cannot outrun.
+ * Kills every process of `uid` until none is left (or KILL_UID_DEADLINE_MS has passed): `kill -KILL
+ * -1` run as that uid signals exactly the processes it owns, in one pass of the kernel that a fork
+ * bomb cannot outrun; the wait between passes grows from 20 to 200 ms.
  */
 export async function killUid(uid: number): Promise<void> {
-  for (let attempt = 0; attempt < 5; attempt++) {
+  const deadline = Date.now() + KILL_UID_DEADLINE_MS;
+  for (let wait = 20; Date.now() < deadline; wait = Math.min(2 * wait, 200)) {
     if ((await processesOfUid(uid)).length === 0) return;
     await killAs(uid, ['-1']);
-    await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, wait));
   }
 }

@@ -16,7 +16,7 @@ import { stackUp } from '../../infra/stack.js';
 import { progressQuery, stopSignal, type RunProgress } from '../../workflows/messages.js';
 import { trainingRun } from '../../workflows/trainingRun.js';
 import { assertExactlyOnce } from '../support/exactlyOnce.js';
-import { faultSeed, kill9, outageRunConfig, restart, resultAcrossOutages, seededRandom, shuffled, sleep, type FaultTarget } from '../support/faults.js';
+import { faultSeed, kill9, outageRunConfig, restart, resultAcrossOutages, seededRandom, shuffled, sleep, whyStuck, type FaultTarget } from '../support/faults.js';
 import { eventually } from '../support/eventually.js';
 import { childPids } from '../support/hostProcesses.js';
 import { servicePid } from '../support/processes.js';
@@ -38,9 +38,15 @@ after(async () => {
   await t.close();
 });
 
+/** Each run's last progress query error (undefined once it answers again), for whyStuck. */
+const queryErrors = new Map<string, unknown>();
+
 /** The run's progress, or undefined while it cannot be asked (Temporal or the CPU worker is down). */
 async function progress(handle: WorkflowHandle): Promise<RunProgress | undefined> {
-  return handle.query(progressQuery).catch(() => undefined);
+  return handle.query(progressQuery).then(
+    (p) => (queryErrors.delete(handle.workflowId), p),
+    (err: unknown) => (queryErrors.set(handle.workflowId, err), undefined),
+  );
 }
 
 /** Waits until the run is in the wanted phase; fails if it finishes first. */
@@ -61,7 +67,7 @@ async function waitForPhase(handle: WorkflowHandle, phase: 'sampling' | 'updatin
     // an update is in flight (under asynchronous training while the next iteration's episodes play).
     const updating = p !== undefined && (p.status === 'updating' || Object.keys(p.training ?? {}).length > 0);
     if (p && (phase === 'updating' ? updating : p.status === 'running' && p.episodesInFlight >= 1)) return p;
-    if (Date.now() > deadline) throw new Error(`the run never reached ${phase} for ${target} (seed ${seed})`);
+    if (Date.now() > deadline) throw new Error(`the run never reached ${phase} for ${target} (seed ${seed})\n  ${await whyStuck(handle, queryErrors.get(handle.workflowId))}`);
     await sleep(250);
   }
 }
@@ -72,7 +78,7 @@ async function waitForProgress(handle: WorkflowHandle, done: (p: RunProgress) =>
   for (;;) {
     const p = await progress(handle);
     if (p && done(p)) return p;
-    if (Date.now() > deadline) throw new Error(`the run made no progress after the faults (seed ${seed})`);
+    if (Date.now() > deadline) throw new Error(`the run made no progress after the faults (seed ${seed})\n  ${await whyStuck(handle, queryErrors.get(handle.workflowId))}`);
     await sleep(500);
   }
 }
@@ -104,9 +110,10 @@ test(`kill -9 of every process under two runs at once (rollout.max_staleness 0 a
     const downMs = Math.round(1_000 + 7_000 * random());
     const p = await waitForPhase(lead.handle, phase, target);
     await sleep(delayMs);
-    const other = await progress(runs[1 - (i % 2)].handle);
+    const otherHandle = runs[1 - (i % 2)].handle;
+    const other = await progress(otherHandle);
     const pid = await kill9(target);
-    log(`killed ${target} (pid ${pid}) ${delayMs} ms into ${phase} of iteration ${p.iteration} of the max_staleness ${lead.staleness} run (the other: ${other ? `${other.status}, iteration ${other.iteration}` : 'not answering'}); down for ${downMs} ms`);
+    log(`killed ${target} (pid ${pid}) ${delayMs} ms into ${phase} of iteration ${p.iteration} of the max_staleness ${lead.staleness} run (the other: ${other ? `${other.status}, iteration ${other.iteration}` : `not answering: ${String((queryErrors.get(otherHandle.workflowId) as Error)?.message).slice(0, 200)}`}); down for ${downMs} ms`);
     await sleep(downMs);
     await restart(target, log);
     if (target === 'engine') {

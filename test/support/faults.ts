@@ -107,3 +107,32 @@ export async function resultAcrossOutages<T>(handle: WorkflowHandle<(...args: an
     }
   }
 }
+
+/**
+ * Why a run shows no progress, for a failure message: its status, the workflow task pending and
+ * its attempt, the activities and children pending (with their last failures), the last failed or
+ * timed-out workflow task in its history, and the last error its progress query gave.
+ */
+export async function whyStuck(handle: WorkflowHandle, queryError: unknown): Promise<string> {
+  const lines = [`progress query: ${queryError === undefined ? 'answered' : String((queryError as Error)?.message ?? queryError)}`];
+  try {
+    const d = await handle.describe();
+    lines.push(`status ${d.status.name}, history length ${d.historyLength}`);
+    const task = d.raw.pendingWorkflowTask;
+    if (task) lines.push(`workflow task pending: ${task.state} attempt ${task.attempt}`);
+    for (const a of d.raw.pendingActivities ?? []) {
+      lines.push(`activity pending: ${a.activityType?.name} ${a.state} attempt ${a.attempt}${a.lastFailure?.message ? `, last failure: ${a.lastFailure.message}` : ''}`);
+    }
+    for (const c of d.raw.pendingChildren ?? []) lines.push(`child pending: ${c.workflowId}`);
+    const events = (await handle.fetchHistory()).events ?? [];
+    const failed = events.filter((e) => e.workflowTaskFailedEventAttributes || e.workflowTaskTimedOutEventAttributes);
+    const last = failed.at(-1);
+    if (last) {
+      const f = last.workflowTaskFailedEventAttributes;
+      lines.push(`${failed.length} workflow tasks failed or timed out; the last (event ${last.eventId}): ${f ? `cause ${f.cause}: ${f.failure?.message ?? ''}`.slice(0, 1500) : 'timed out'}`);
+    }
+  } catch (err) {
+    lines.push(`describe failed: ${String(err)}`);
+  }
+  return lines.join('\n  ');
+}

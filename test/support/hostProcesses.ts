@@ -9,14 +9,15 @@ const pids = () => readdirSync('/proc').filter((p) => /^\d+$/.test(p)).map(Numbe
  * Host processes (zombies included) whose real, effective or saved uid is in [first, last], with
  * their start time (clock ticks since boot: with the pid, it names one process for good).
  */
-export function processesOfUids(uids: { first: number; last: number }): { pid: number; name: string; start: number }[] {
+export function processesOfUids(uids: { first: number; last: number }): { pid: number; name: string; start: number; state: string; ppid: number }[] {
   return pids().flatMap((pid) => {
     try {
       const status = readFileSync(`/proc/${pid}/status`, 'utf8');
       const ids = /^Uid:\s+(\d+)\s+(\d+)\s+(\d+)/m.exec(status)!.slice(1).map(Number);
       if (!ids.some((u) => u >= uids.first && u <= uids.last)) return [];
-      const start = Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')[19]);
-      return [{ pid, name: /^Name:\s+(.*)$/m.exec(status)?.[1] ?? '', start }];
+      // /proc/<pid>/stat after the command's closing parenthesis: state, ppid, ..., start time (field 22).
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+      return [{ pid, name: /^Name:\s+(.*)$/m.exec(status)?.[1] ?? '', start: Number(stat[19]), state: stat[0], ppid: Number(stat[1]) }];
     } catch {
       return []; // ended while we looked
     }
