@@ -2,11 +2,14 @@
 // and wait out outages. Every random choice comes from one seeded generator whose seed is
 // printed, so a failing schedule can be replayed with TANDEM_FAULT_SEED=<seed>.
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import { loadRunConfig } from '../../configs/load.js';
 import type { RunConfig } from '../../configs/schema.js';
 import { mulberry32 } from '../../envs/shared/rng.js';
-import { stackUp } from '../../infra/stack.js';
+import { stackSettings } from '../../infra/settings.js';
+import { lastLines, stackUp } from '../../infra/stack.js';
 import { alive, childPids } from './hostProcesses.js';
 import { servicePid } from './processes.js';
 
@@ -133,6 +136,13 @@ export async function whyStuck(handle: WorkflowHandle, queryError: unknown): Pro
     }
   } catch (err) {
     lines.push(`describe failed: ${String(err)}`);
+  }
+  // The workers' last words (CI keeps only what the test prints), without Kafka's reconnect noise.
+  const noise = /"logger":"kafkajs".*"message":"\[(Connection|BrokerPool)\]/;
+  for (const svc of ['cpu-worker', 'policy-worker']) {
+    const log = await readFile(join(stackSettings().dataDir, 'logs', `${svc}.log`), 'utf8').catch(() => '');
+    const text = log.split('\n').filter((l) => !noise.test(l)).join('\n');
+    lines.push(`${svc}.log, its last lines:`, ...lastLines(text, 30).split('\n').map((l) => `  | ${l.slice(0, 400)}`));
   }
   return lines.join('\n  ');
 }
