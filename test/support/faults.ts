@@ -27,7 +27,7 @@ export const FAST_HEARTBEAT_TIMEOUT_MS = 10_000;
 /**
  * The run the fault and resume tests play under their outages: Plan-Path L1, 2 problems x 2
  * samples an iteration, two turns of 24-token responses, FAST_RECOVERY; strictly on-policy at
- * staleness 0, else asynchronous (rollout.max_staleness, its behaviour weights capped at 2).
+ * staleness 0, else asynchronous (rollout.max_staleness, its behaviour weights capped at 2, four PPO epochs).
  */
 export function outageRunConfig(iterations: number, staleness: number): RunConfig {
   const cfg = loadRunConfig('configs/planpath/planpath_L1_prompt.yaml', [
@@ -37,7 +37,11 @@ export function outageRunConfig(iterations: number, staleness: number): RunConfi
     'training.max_response_length=24',
     'env.max_turns=2',
     ...FAST_RECOVERY,
-    ...(staleness > 0 ? [`rollout.max_staleness=${staleness}`, 'update.behaviour_weight_cap=2'] : []),
+    // Asynchronous: four PPO epochs make each update (about 1 s of this model's at one epoch) outlast
+    // the next iteration's opening on a loaded machine, so that its turns play beside the update and
+    // samples one version old are trained (the tests require some): at one epoch, beside a test lane,
+    // a whole run opened each next iteration after the update had ended (all samples of age 0).
+    ...(staleness > 0 ? [`rollout.max_staleness=${staleness}`, 'update.behaviour_weight_cap=2', 'update.ppo_epochs=4'] : []),
   ]);
   assert.ok(cfg.ok);
   return cfg.config;
