@@ -1,6 +1,6 @@
 // A policy's life in an engine (policy worker): how it is loaded (from its newest complete
 // checkpoint, else its base model; on first use), as its trainer or on one of its rollout engines;
-// the `policyVersion`, `syncPolicy` and `releasePolicy` activities; and where its checkpoints live.
+// the `policyVersion`, `syncPolicy`, `publishPolicy` and `releasePolicy` activities; and where its checkpoints live.
 import { join } from 'node:path';
 import { ApplicationFailure } from '@temporalio/activity';
 import { EngineError, type EngineClient, type EngineOptim, type LoadSpec } from '../infra/engine/client.js';
@@ -80,6 +80,29 @@ export interface SyncResult {
   seconds?: number;
 }
 
+/** The engine's answer to a publish: the rollout engines in the round, whether any needed the weights, their size. */
+export interface PublishResult {
+  policy: string;
+  version: number;
+  engines: number;
+  sent: boolean;
+  bytes: number;
+  seconds: number;
+}
+
+/** One round of a broadcast of weights (workflows/updates.ts): its size and group, and a rollout engine's rank in it. */
+export interface Round {
+  world: number;
+  group: string;
+}
+
+/** The engine's `broadcast` field for `rank` in `round`: where the trainer's engine serves it, and its timeouts. */
+function broadcastField(policy: PolicyRef, round: Round, rank: number) {
+  const b = policy.spec.rollout?.broadcast;
+  if (!b) throw ApplicationFailure.nonRetryable(`policy ${policy.spec.name} gets its weights by file (placement.<base>.rollout.weights)`, 'PlacementMismatch');
+  return { rank, world_size: round.world, store: b.rendezvous, group: round.group, timeout_s: b.timeoutS, join_timeout_s: b.joinTimeoutS };
+}
+
 /** Loads the policy into the engine (idempotent). -> its version. */
 export async function ensurePolicy(deps: EngineDeps, policy: PolicyRef): Promise<number> {
   const loaded = await deps.engine.request<{ version: number }>('load', { policy: engineKey(policy), ...loadSpec(deps, policy) });
@@ -94,14 +117,24 @@ export function createPolicyActivities(deps: EngineDeps) {
     },
 
     /**
-     * On a rollout engine: installs version `version` from the trainer's checkpoint (loading the
-     * policy first if need be), idempotent by version; its rows in flight finish on their own version.
+     * On a rollout engine: installs version `version` (loading the policy first if need be), from the
+     * trainer's checkpoint, or with `round` as rank `rank` of a broadcast from the trainer's engine
+     * (publishPolicy); idempotent by version; its rows in flight finish on their own version.
      */
-    async syncPolicy(input: { policy: PolicyRef; version: number }): Promise<SyncResult> {
+    async syncPolicy(input: { policy: PolicyRef; version: number; round?: Round & { rank: number } }): Promise<SyncResult> {
       if (roleOf(deps, input.policy.spec) !== 'rollout') {
         throw ApplicationFailure.nonRetryable(`policy ${input.policy.spec.name}: syncPolicy reached ${deps.taskQueue ?? 'an in-process worker'}, which is not one of its rollout engines`, 'PlacementMismatch');
       }
-      return deps.engine.request<SyncResult>('sync', { policy: engineKey(input.policy), version: input.version, ...loadSpec(deps, input.policy) });
+      const broadcast = input.round ? { broadcast: broadcastField(input.policy, input.round, input.round.rank) } : {};
+      return deps.engine.request<SyncResult>('sync', { policy: engineKey(input.policy), version: input.version, ...loadSpec(deps, input.policy), ...broadcast });
+    },
+
+    /** On the trainer's engine: sends version `version`, the one it holds, to the rollout engines of `round` (rank 0). */
+    async publishPolicy(input: { policy: PolicyRef; version: number; round: Round }): Promise<PublishResult> {
+      if (roleOf(deps, input.policy.spec) !== 'trainer') {
+        throw ApplicationFailure.nonRetryable(`policy ${input.policy.spec.name}: publishPolicy reached ${deps.taskQueue}, one of its rollout engines`, 'PlacementMismatch');
+      }
+      return deps.engine.request<PublishResult>('publish', { policy: engineKey(input.policy), version: input.version, broadcast: broadcastField(input.policy, input.round, 0) });
     },
 
     /** Frees the policy's weights in the engine (its checkpoints stay); a later request loads it again. */

@@ -115,15 +115,22 @@ const placementSchema = z.strictObject({
   replica_timeout_s: z.number().int().min(1).default(600),
   // Rollout engines: policy workers on another task queue (and device) that generate every turn of
   // the policies on this base model, while the workers on task_queue only train them. They hold no
-  // optimizer; after each update the run installs the new version on each of them from its
-  // checkpoint (the engine's sync) before any turn asks for it. Absent: the policy's engine does
-  // both (colocated). `engines`: policy workers started with --task-queue <task_queue> --replica
-  // 0..N-1; turns spread over them, and each is synced on its own queue, <task_queue>-r<R>.
+  // optimizer; after each update the run installs the new version on each of them (the engine's
+  // sync) before any turn asks for it. Absent: the policy's engine does both (colocated). `engines`:
+  // policy workers started with --task-queue <task_queue> --replica 0..N-1; turns spread over them,
+  // and each is synced on its own queue, <task_queue>-r<R>.
+  // `weights`: how a new version reaches them. file: each reads it from the trainer's checkpoint
+  // (one shared data folder). broadcast: the trainer's engine sends it to all of them at once over a
+  // torch.distributed group (NCCL on GPUs, gloo on CPUs; services/engine/tandem_engine/broadcast.py),
+  // serving the group's rendezvous at `rendezvous` (the trainer's host on a cluster), bounded by
+  // replica_join_timeout_s and replica_timeout_s; a round that fails falls back to the file.
   rollout: z
     .strictObject({
       task_queue: z.string().min(1),
       device: z.string().refine((d) => /^(cpu|cuda(:\d+)?)$/.test(d), 'expected cpu, cuda or cuda:N').default('cpu'),
       engines: z.number().int().min(1).default(1),
+      weights: z.enum(['file', 'broadcast']).default('file'),
+      rendezvous: z.string().refine((a) => /^[^\s:]+:\d{1,5}$/.test(a), 'expected host:port').default('127.0.0.1:29500'),
     })
     .optional(),
 });

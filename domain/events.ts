@@ -54,6 +54,19 @@ export function episodeSetup(cfg: RunConfig): EpisodeSetup {
 /** One group's scores: events of type TurnGroupScored. */
 export type TurnGroupScoredEvent = Extract<TandemEvent, { type: 'TurnGroupScored' }>;
 
+/**
+ * How a new version reached a policy's rollout engines: how many hold it, and the seconds it took
+ * (by file: the slowest engine's install; by broadcast: the round, on the trainer's engine). `by`
+ * (absent on events before broadcasts existed: file); `fallback`: why a broadcast round failed, its
+ * version then installed by file.
+ */
+export interface RolloutSync {
+  engines: number;
+  seconds: number;
+  by?: 'file' | 'broadcast';
+  fallback?: string;
+}
+
 export type TandemEvent =
   | { type: 'RunStarted'; runId: string; config: unknown; totalIterations: number }
   | {
@@ -122,8 +135,8 @@ export type TandemEvent =
       /** The weights' dtype, and why auto fell back to float32 (absent on older events). */
       dtype?: string;
       dtypeNote?: string;
-      /** Rollout engines (placement.<base>.rollout): how many hold toVersion now, and the slowest one's install time. */
-      rolloutSync?: { engines: number; seconds: number };
+      /** Rollout engines (placement.<base>.rollout): how many hold toVersion now, and how it reached them. */
+      rolloutSync?: RolloutSync;
     }
   | {
       /** Published by the update itself (not the workflow): which samples one update consumed, with their advantages. */

@@ -40,6 +40,8 @@ export interface RolloutEngines {
   taskQueue: string;
   device: string;
   engines: number;
+  /** placement.<base>.rollout.weights broadcast: where the trainer's engine serves each round's rendezvous, and its timeouts; absent: by file. */
+  broadcast?: { rendezvous: string; joinTimeoutS: number; timeoutS: number };
 }
 
 /** How the replicas of a policy meet for an update (placement.<base>.*). */
@@ -98,10 +100,16 @@ function agentPolicies(cfg: RunConfig): AgentPolicy[] {
         ...(placement.replicas > 1
           ? { replicas: { count: placement.replicas, rendezvous: placement.rendezvous, joinTimeoutS: placement.replica_join_timeout_s, timeoutS: placement.replica_timeout_s, ...(placement.shard_optimizer ? { shardOptimizer: true } : {}) } }
           : {}),
-        ...(placement.rollout ? { rollout: { taskQueue: placement.rollout.task_queue, device: placement.rollout.device, engines: placement.rollout.engines } } : {}),
+        ...(placement.rollout ? { rollout: rolloutOf(placement) } : {}),
       },
     };
   });
+}
+
+function rolloutOf(placement: RunConfig['placement'][string]): RolloutEngines {
+  const r = placement.rollout!;
+  const broadcast = r.weights === 'broadcast' ? { broadcast: { rendezvous: r.rendezvous, joinTimeoutS: placement.replica_join_timeout_s, timeoutS: placement.replica_timeout_s } } : {};
+  return { taskQueue: r.task_queue, device: r.device, engines: r.engines, ...broadcast };
 }
 
 /** The run's policies, in the order their agents first appear. */
@@ -193,11 +201,36 @@ function rolloutIssues(cfg: RunConfig): ConfigIssue[] {
       issues.push({ path: `${at}.engines`, message: `rollout queue "${p.rollout.task_queue}" serves "${other}" with ${cfg.placement[other].rollout!.engines} engine(s); every base model on it needs the same count` });
     }
     engines.set(p.rollout.task_queue, other ?? base);
+    if (p.rollout.weights === 'broadcast') issues.push(...broadcastIssues(cfg, base));
   }
   const keep = cfg.checkpoints.keep_last;
   const need = cfg.rollout.max_staleness + 1;
   if (engines.size > 0 && keep !== null && keep < need) {
     issues.push({ path: 'checkpoints.keep_last', message: `rollout engines load versions from checkpoints: keep at least the newest ${need} (rollout.max_staleness + 1), not ${keep}` });
+  }
+  return issues;
+}
+
+/** The engine type of a device: cpu or cuda. */
+const deviceType = (d: string) => d.split(':')[0];
+
+/**
+ * A broadcast sends the trainer's weights in its dtype, so both ends need one (dtype auto differs by
+ * device type); and each trainer engine serves its rounds' rendezvous on an address of its own.
+ */
+function broadcastIssues(cfg: RunConfig, base: string): ConfigIssue[] {
+  const p = cfg.placement[base];
+  const r = p.rollout!;
+  const issues: ConfigIssue[] = [];
+  if (p.dtype === 'auto' && deviceType(p.device) !== deviceType(r.device)) {
+    issues.push({ path: `placement.${base}.dtype`, message: `rollout.weights broadcast sends the trainer's weights in its dtype; with auto, a trainer on ${p.device} and rollout engines on ${r.device} would differ: set float32 or bfloat16` });
+  }
+  for (const [other, q] of Object.entries(cfg.placement)) {
+    if (q.task_queue === p.task_queue) continue; // the same trainer engine serves both
+    const taken = [...(q.replicas > 1 ? [q.rendezvous] : []), ...(q.rollout?.weights === 'broadcast' ? [q.rollout.rendezvous] : [])];
+    if (taken.includes(r.rendezvous)) {
+      issues.push({ path: `placement.${base}.rollout.rendezvous`, message: `${r.rendezvous} is also a rendezvous of "${other}", trained on another task queue; give each trainer engine its own port` });
+    }
   }
   return issues;
 }

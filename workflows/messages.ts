@@ -1,5 +1,6 @@
 // Messages of the trainingRun workflow: the lifecycle signals and the progress query.
 import { defineQuery, defineSignal } from '@temporalio/workflow';
+import type { RolloutSync } from '../domain/events.js';
 
 /** No new episode or update starts until `resume`; those in flight finish. */
 export const pauseSignal = defineSignal('pause');
@@ -21,7 +22,7 @@ export interface IterationSummary {
    * Update metrics per policy (tokens: response tokens trained on; absent in older runs; staleness:
    * under asynchronous training, the mean and largest age in versions of the samples it trained on;
    * dtype: the weights' dtype, with dtypeNote when placement.<base>.dtype auto fell back to float32;
-   * rolloutSync: with rollout engines, how many hold the new version and the slowest install's seconds;
+   * rolloutSync: with rollout engines, how many hold the new version, how it reached them and in how long;
    * zeroAdvantage: of `samples`, those of advantage 0, whose group's scores were all equal; entropy:
    * the policy's entropy, nats a response token, the update's mean; both absent in older runs).
    */
@@ -29,7 +30,7 @@ export interface IterationSummary {
     string,
     {
       toVersion: number; loss: number; samples: number; groups: number; tokens?: number; zeroAdvantage?: number; entropy?: number; staleness?: { mean: number; max: number }; dtype?: string; dtypeNote?: string;
-      rolloutSync?: { engines: number; seconds: number };
+      rolloutSync?: RolloutSync;
     }
   >;
   /** Workflow time from the iteration's start to its end, minus the time it spent paused. */

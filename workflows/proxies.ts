@@ -50,8 +50,10 @@ export function proxiesOf(recovery: Recovery | undefined) {
      */
     policyWorker: (taskQueue: string, timeoutS = POLICY_TIMEOUT_S) => proxyActivities<PolicyActivities>({ ...common, taskQueue, startToCloseTimeout: timeoutS * 1000 }),
     /**
-     * A replica's part in a data-parallel update: one attempt only, since a step over replicas is
-     * retried as a whole, with a new rendezvous group (workflows/updates.ts).
+     * An engine's part in a collective: a replica's in a data-parallel update, or the trainer's or a
+     * rollout engine's in a broadcast of weights. One attempt only, since the others wait for every
+     * part: a step over replicas is retried as a whole, with a new rendezvous group, and a failed
+     * broadcast falls back to the file (workflows/updates.ts).
      */
     replica: (taskQueue: string, timeoutS = POLICY_TIMEOUT_S) =>
       proxyActivities<PolicyActivities>({ ...common, taskQueue, startToCloseTimeout: timeoutS * 1000, retry: { maximumAttempts: 1 } }),

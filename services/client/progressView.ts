@@ -1,6 +1,7 @@
 // What `tandem status` shows of a run's progress query: an ETA, a progress bar and the fields,
 // as plain text. Pure functions of the progress and the current time.
 import type { IterationSummary, RunProgress } from '../../workflows/messages.js';
+import type { RolloutSync } from '../../domain/events.js';
 
 const fmt = (x: number) => (Number.isFinite(x) ? x.toFixed(3) : String(x));
 
@@ -103,7 +104,8 @@ export function progressLines(p: RunProgress, now: number): string[] {
     const dtypes = Object.entries(last.updates).filter(([, u]) => u.dtype);
     if (dtypes.length > 0) lines.push(`  dtype            ${dtypes.map(([k, u]) => `${k} ${u.dtype}${u.dtypeNote ? ` (${u.dtypeNote})` : ''}`).join(', ')} (iteration ${last.iteration + 1}'s update)`);
     const synced = Object.entries(last.updates).filter(([, u]) => u.rolloutSync);
-    if (synced.length > 0) lines.push(`  rollout engines  ${synced.map(([k, u]) => `${k} on ${u.rolloutSync!.engines}, synced in ${fmt(u.rolloutSync!.seconds)} s`).join(', ')} (iteration ${last.iteration + 1}'s update)`);
+    const how = (r: RolloutSync) => (r.by === 'broadcast' ? 'by broadcast ' : r.fallback ? `by file (the broadcast failed: ${r.fallback}) ` : '');
+    if (synced.length > 0) lines.push(`  rollout engines  ${synced.map(([k, u]) => `${k} on ${u.rolloutSync!.engines}, synced ${how(u.rolloutSync!)}in ${fmt(u.rolloutSync!.seconds)} s`).join(', ')} (iteration ${last.iteration + 1}'s update)`);
     if (stale.length > 0) lines.push(`  sample staleness ${stale.map(([k, u]) => `${k} mean ${fmt(u.staleness!.mean)} max ${u.staleness!.max}`).join(', ')} versions (iteration ${last.iteration + 1}'s update)`);
     const zero = Object.entries(last.updates).filter(([, u]) => u.zeroAdvantage !== undefined);
     if (zero.length > 0) lines.push(`  no signal        ${zero.map(([k, u]) => `${k} ${u.zeroAdvantage} of ${u.samples}`).join(', ')} samples of advantage 0, their group's scores all equal (iteration ${last.iteration + 1}'s update)`);

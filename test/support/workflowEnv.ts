@@ -61,7 +61,7 @@ const REPLICA_QUEUES = [replicaQueue(POLICY_QUEUE, 0), replicaQueue(POLICY_QUEUE
 export const ROLLOUT_QUEUE = 'tandem-rollout-0';
 const ROLLOUT_QUEUES = [ROLLOUT_QUEUE, replicaQueue(ROLLOUT_QUEUE, 0), replicaQueue(ROLLOUT_QUEUE, 1)];
 const CPU_NAMES = ['envReset', 'envResets', 'scoreCandidates', 'scriptedTurn', 'publishEvents', 'publishEpisode', 'startUpdateGroups', 'releaseUpdateGroups'] as const;
-const POLICY_NAMES = ['policyVersion', 'agentTurn', 'updatePolicy', 'syncPolicy', 'releasePolicy'] as const;
+const POLICY_NAMES = ['policyVersion', 'agentTurn', 'updatePolicy', 'syncPolicy', 'publishPolicy', 'releasePolicy'] as const;
 
 /** What a program "printed" in the unit tier: nothing (no sandbox here). */
 const NO_RUN: ProgramRun = { exitCode: 0, stdout: '', stderr: '', timedOut: false };
@@ -101,6 +101,9 @@ export function defaultMocks(): Activities {
     },
     async syncPolicy(input) {
       return { policy: `${input.policy.runId}/${input.policy.spec.name}`, version: input.version, installed: true, copy: null, seconds: 0.5 };
+    },
+    async publishPolicy(input) {
+      return { policy: `${input.policy.runId}/${input.policy.spec.name}`, version: input.version, engines: input.round.world - 1, sent: true, bytes: 1024, seconds: 0.25 };
     },
     async releasePolicy() {},
   };

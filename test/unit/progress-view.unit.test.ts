@@ -184,10 +184,13 @@ test("the weights' dtype of the last update, with why auto fell back to float32"
   assert.doesNotMatch(progressLines(progress(), 1_020_000).join('\n'), /dtype/); // runs from before the field
 });
 
-test('the rollout engines of the last update: how many hold its version, and the slowest sync', () => {
+test('the rollout engines of the last update: how many hold its version, how it reached them, and in how long', () => {
   const updates = { a: { toVersion: 2, loss: 0.1, samples: 12, groups: 4, rolloutSync: { engines: 2, seconds: 0.25 } }, b: { toVersion: 2, loss: 0.1, samples: 12, groups: 4 } };
   const text = progressLines(progress({ recent: [iteration(0, 60_000), { ...iteration(1, 40_000), updates }] }), 1_020_000).join('\n');
   assert.match(text, /rollout engines {2}a on 2, synced in 0\.250 s \(iteration 2's update\)/);
+  const broadcast = { ...updates, b: { ...updates.b, rolloutSync: { engines: 1, seconds: 0.5, by: 'broadcast' as const } }, a: { ...updates.a, rolloutSync: { engines: 2, seconds: 2, by: 'file' as const, fallback: 'rank 2 never came' } } };
+  const both = progressLines(progress({ recent: [{ ...iteration(1, 40_000), updates: broadcast }] }), 1_020_000).join('\n');
+  assert.match(both, /a on 2, synced by file \(the broadcast failed: rank 2 never came\) in 2\.000 s, b on 1, synced by broadcast in 0\.500 s/);
   assert.doesNotMatch(progressLines(progress(), 1_020_000).join('\n'), /rollout engines/); // colocated, or runs from before
 });
 

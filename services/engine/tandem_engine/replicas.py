@@ -44,18 +44,19 @@ BUCKET_ELEMENTS = 1 << 24  # gradients are all-reduced in flat buckets of at mos
 class StepGroup:
     """A process group for one update step; use as a context manager."""
 
-    def __init__(self, spec: dict, device: torch.device):
+    def __init__(self, spec: dict, device: torch.device, at: str = "distributed"):
+        """`spec`: the request's field `at` (`distributed`; a broadcast's `broadcast`, broadcast.py)."""
         missing = [k for k in ("rank", "world_size", "store", "group", "timeout_s", "join_timeout_s", "shard_optimizer")
                    if spec.get(k) is None]
         if missing:
-            raise EngineError("BadRequest", f"missing field(s) distributed.{', distributed.'.join(missing)}")
+            raise EngineError("BadRequest", f"missing field(s) {at}.{f', {at}.'.join(missing)}")
         self.rank, self.world = int(spec["rank"]), int(spec["world_size"])
         self.group_id, self.device = str(spec["group"]), device
         host, _, port = str(spec["store"]).rpartition(":")
         if not host or not port.isdigit():
-            raise EngineError("BadRequest", f"distributed.store must be host:port, not {spec['store']!r}")
+            raise EngineError("BadRequest", f"{at}.store must be host:port, not {spec['store']!r}")
         if not 0 <= self.rank < self.world:
-            raise EngineError("BadRequest", f"distributed.rank {self.rank} is outside world_size {self.world}")
+            raise EngineError("BadRequest", f"{at}.rank {self.rank} is outside world_size {self.world}")
         self.host, self.port = host, int(port)
         self.sync_s = 0.0  # seconds spent in collectives (waiting for the others included)
         # AdamW's state split over the replicas (torch's ZeroRedundancyOptimizer; policy.py _stepper).
@@ -124,18 +125,18 @@ class StepGroup:
                 g.copy_(flat[offset: offset + g.numel()].view_as(g))
                 offset += g.numel()
 
-    def check_identical(self, params: list[torch.nn.Parameter]) -> str:
-        """Compares the replicas' weights by a checksum; raises ReplicaMismatch if any differs.
-        -> the checksum (hex), the same on every replica."""
+    def check_identical(self, params: list[torch.Tensor], ranks: list[int] | None = None) -> str:
+        """Compares the replicas' weights by a checksum (`ranks`: only these ranks' with rank 0's; every
+        rank takes part); raises ReplicaMismatch if any differs. -> rank 0's checksum (hex)."""
         with torch.no_grad():
             mine = torch.stack([torch.stack([p.double().sum(), p.double().square().sum()]) for p in params]).reshape(-1)
         everyone = [torch.empty_like(mine) for _ in range(self.world)]
         self.collective("checksum all-gather", lambda: dist.all_gather(everyone, mine))
-        differ = [r for r, c in enumerate(everyone) if not torch.equal(c, everyone[0])]
+        differ = [r for r, c in enumerate(everyone) if (ranks is None or r in ranks) and not torch.equal(c, everyone[0])]
         if differ:
             raise EngineError("ReplicaMismatch", f"after the step, the weights of rank(s) {differ} differ from "
                               f"rank 0's in group {self.group_id}")
-        return f"{zlib.crc32(mine.cpu().numpy().tobytes()):08x}"
+        return f"{zlib.crc32(everyone[0].cpu().numpy().tobytes()):08x}"
 
     def all_ok(self, ok: bool) -> bool:
         """True when every replica says ok (e.g. rank 0 wrote the checkpoint)."""

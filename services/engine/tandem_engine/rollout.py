@@ -4,7 +4,8 @@ installed by version from the checkpoints its trainer engine writes.
 A rollout policy holds no optimizer: no AdamW moments, no float32 masters, no scheduler or RNG state.
 It loads like a trained policy (its newest complete checkpoint, else the base model, in the policy's
 dtype), and `sync` (PROTOCOL.md) installs version v from `<checkpoint_root>/v<v>`: a LoRA adapter's
-safetensors (megabytes), or a full model's weights, copied into the loaded tensors in place.
+safetensors (megabytes), or a full model's weights, copied into the loaded tensors in place; or, with
+`broadcast`, the same weights sent by the trainer engine (broadcast.py).
 
 Rows in flight finish on the version they started with: before the weights change, the policy's
 rows move onto a serving copy of the old version (serving.py, as an update with `overlap` does), which
@@ -65,39 +66,48 @@ class RolloutPolicy:
                               f"at {folder} (a rollout engine reads its trainer's checkpoints: the same data folder)")
         return folder
 
-    def install(self, version: int, folder: str) -> None:
-        """Copy version `version`'s weights from its checkpoint `folder` into this policy's tensors. The
-        caller has moved the rows in flight off them."""
-        with torch.no_grad():
-            if self.kind == "lora":
-                self._install_adapter(self._source(folder))
-            else:
-                self._install_model(self._source(folder))
-        self.version, self.source = version, self._source(folder)
-
-    def _install_adapter(self, folder: str) -> None:
-        from peft import set_peft_model_state_dict
+    def read_checkpoint(self, version: int) -> tuple[dict[str, torch.Tensor], str]:
+        """Version `version`'s weights from its checkpoint, loaded onto this policy's device: a LoRA
+        adapter's (named as PEFT saves them) or a full model's (by its state_dict keys). -> the weights and
+        the folder they came from. CheckpointMissing if there is no complete checkpoint of it."""
         from safetensors.torch import load_file
 
-        weights = load_file(os.path.join(folder, "adapter_model.safetensors"), device=str(self.backbone.device))
-        result = set_peft_model_state_dict(self.backbone.model, weights, adapter_name=self.adapter)
-        if result.unexpected_keys:
-            raise EngineError("LoadError", f"{folder}: adapter weights this policy does not have: {result.unexpected_keys[:3]}")
-
-    def _install_model(self, folder: str) -> None:
-        from safetensors.torch import load_file
-
-        files = sorted(glob.glob(os.path.join(folder, "*.safetensors")))
+        source = self._source(self.checkpoint_of(version))
+        device = str(self.backbone.device)
+        if self.kind == "lora":
+            return load_file(os.path.join(source, "adapter_model.safetensors"), device=device), source
+        files = sorted(glob.glob(os.path.join(source, "*.safetensors")))
         if not files:
-            raise EngineError("LoadError", f"{folder}: no *.safetensors weights")
-        model = self.backbone.model
+            raise EngineError("LoadError", f"{source}: no *.safetensors weights")
         weights: dict[str, torch.Tensor] = {}
         for f in files:
-            weights.update(load_file(f, device=str(self.backbone.device)))
+            weights.update(load_file(f, device=device))
+        return weights, source
+
+    def install(self, version: int, weights: dict[str, torch.Tensor], source: str) -> None:
+        """Copy version `version`'s weights (read_checkpoint's, or a broadcast's: broadcast.py) into this
+        policy's tensors, casting to their dtype; `source` says where they came from. The caller has moved
+        the rows in flight off them."""
+        with torch.no_grad():
+            if self.kind == "lora":
+                self._install_adapter(weights, source)
+            else:
+                self._install_model(weights, source)
+        self.version, self.source = version, source
+
+    def _install_adapter(self, weights: dict[str, torch.Tensor], source: str) -> None:
+        from peft import set_peft_model_state_dict
+
+        result = set_peft_model_state_dict(self.backbone.model, weights, adapter_name=self.adapter)
+        if result.unexpected_keys:
+            raise EngineError("LoadError", f"{source}: adapter weights this policy does not have: {result.unexpected_keys[:3]}")
+
+    def _install_model(self, weights: dict[str, torch.Tensor], source: str) -> None:
+        model = self.backbone.model
         missing, unexpected = model.load_state_dict(weights, strict=False)  # copy_: cast to the model's dtype
         state = model.state_dict()
         loaded = {t.data_ptr() for k, t in state.items() if k in weights}
         untied = [k for k in missing if state[k].data_ptr() not in loaded]  # a tied one was loaded as its twin
         if unexpected or untied:
-            raise EngineError("LoadError", f"{folder}: weights do not match the model (missing {untied[:3]}, "
+            raise EngineError("LoadError", f"{source}: weights do not match the model (missing {untied[:3]}, "
                               f"unexpected {unexpected[:3]})")

@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 import torch
 
-from . import checkpoint, models, precision, serving, update_lock
+from . import broadcast, checkpoint, models, precision, serving, update_lock
 from .errors import EngineError
 from .batching import Scheduler
 from .generation import Row, row_generator, sample_of
@@ -41,7 +41,7 @@ def field(req: dict, name: str, kind, default=REQUIRED, at: str = ""):
     """req[name] checked against `kind` (a type or tuple of types). The engine keeps no defaults of its
     own for what the caller configures (the TypeScript side sends what the run config resolved):
     `default` is REQUIRED (given and not null), NULLABLE (given; null -> None), or, for the few
-    optional fields of the protocol (`load`, `distributed`, `samples_file`), the value when absent or
+    optional fields of the protocol (`load`, `distributed`, `samples_file`, `broadcast`), the value when absent or
     null. `at`: where `req` sits in the request ("optim.", "requests[0]."), for the messages, which
     Engine.submit prefixes with the op."""
     path = at + name
@@ -115,7 +115,7 @@ class Engine:
         self.retired: list[serving.ServingCopy] = []  # copies of finished updates, until their rows finish
         self.update_seconds = 0.0  # in update ops, since start (stats)
         self.ops = {"ping": self.ping, "inspect": self.inspect, "load": self.load, "unload": self.unload,
-                    "update": self.update, "sync": self.sync, "stats": self.stats, "cancel": self.cancel,
+                    "update": self.update, "sync": self.sync, "publish": self.publish, "stats": self.stats, "cancel": self.cancel,
                     "generate": None}
 
     # ------------------------------------------------------------------ plumbing
@@ -282,7 +282,7 @@ class Engine:
                 p = self.policy(key)
                 if isinstance(p, RolloutPolicy) and p.version < r["version"] and self._syncs_beside("sync", r):
                     # A rollout engine behind the version asked for (a sync it missed): install that one.
-                    self._install(p, r["version"])
+                    self._install(p, r["version"], *p.read_checkpoint(r["version"]))
                 # During the policy's update (overlap): its serving copy, the version before the update.
                 served = self.serving.get(key)
                 version, bb, adapter = (served.version, served.backbone, served.adapter) if served else (
@@ -436,33 +436,63 @@ class Engine:
         return {"policy": key, "unloaded": existed}
 
     def sync(self, req):
-        """Installs version `version` of a rollout policy from its trainer's checkpoint (loading the policy
-        first if need be), idempotent by version: a policy at that version or past it stays as it is. The
-        policy's rows in flight finish on the version they started with (rollout.py)."""
+        """Installs version `version` of a rollout policy (loading the policy first if need be): from its
+        trainer's checkpoint, or with `broadcast` as its trainer engine sends it (broadcast.py). Idempotent by
+        version: a policy at that version or past it stays as it is. The policy's rows in flight finish on
+        the version they started with (rollout.py)."""
         key, version = field(req, "policy", str), field(req, "version", int)
         spec = parse_load(req)
+        group = field(req, "broadcast", dict, None)  # absent: from the checkpoint
         if spec["role"] != "rollout":
             raise EngineError("BadRequest", "role must be 'rollout' (a trainer's versions come from its updates)")
         self._ensure_loaded(key, spec)
         p = self.policies[key]
-        if p.version >= version:
-            return {"policy": key, "version": p.version, "installed": False, "copy": None}
         t0 = time.perf_counter()
-        copy = self._install(p, version)
-        return {"policy": key, "version": version, "installed": True, "copy": copy, "seconds": time.perf_counter() - t0}
+        if group is not None:
+            installed, copy = self._receive(p, version, group)
+        elif p.version >= version:
+            installed, copy = False, None
+        else:
+            installed, copy = True, self._install(p, version, *p.read_checkpoint(version))
+        done = {"seconds": time.perf_counter() - t0} if installed else {}
+        return {"policy": key, "version": p.version, "installed": installed, "copy": copy, **done}
 
-    def _install(self, p: RolloutPolicy, version: int) -> str | None:
-        """Version `version` of rollout policy `p` from its checkpoint, its rows in flight moved onto a serving
-        copy of theirs first (-> the copy's kind, or None: no rows). A failure while copying unloads the
-        policy, so that no half-installed weights serve (the next request loads it again)."""
-        folder = p.checkpoint_of(version)
+    def _receive(self, p: RolloutPolicy, version: int, group: dict) -> tuple[bool, str | None]:
+        """Version `version` of `p` as its trainer engine broadcasts it (broadcast.receive). A round that fails
+        once the install began unloads the policy: its weights were not checked against the trainer's."""
+        began = []
+
+        def install(weights, source):
+            began.append(True)
+            return self._install(p, version, weights, source)
+
+        try:
+            return broadcast.receive(p, version, group, install)
+        except Exception:
+            if began and p.key in self.policies:
+                log(f"[engine] the broadcast of version {version} of {p.key!r} failed after its install began; unloading it")
+                self.unload({"policy": p.key})
+            raise
+
+    def publish(self, req):
+        """The trainer engine's side of a broadcast of weights: sends the version its policy holds to the
+        policy's rollout engines (broadcast.publish)."""
+        p = self.policy(field(req, "policy", str))
+        if isinstance(p, RolloutPolicy):
+            raise EngineError("BadRequest", f"policy {p.key!r} is loaded here for rollout: its trainer engine publishes its weights")
+        return broadcast.publish(p, field(req, "version", int), field(req, "broadcast", dict))
+
+    def _install(self, p: RolloutPolicy, version: int, weights: dict, source: str) -> str | None:
+        """Version `version` of rollout policy `p` (its `weights`, from `source`), its rows in flight moved onto
+        a serving copy of theirs first (-> the copy's kind, or None: no rows). A failure while copying unloads
+        the policy, so that no half-installed weights serve (the next request loads it again)."""
         served = serving.make(p, self.scheduler) if self._rows_of(p) else None
         if isinstance(served, str):  # (callers install beside rows only when the copy fits: _syncs_beside)
             raise EngineError("BadRequest", f"install of {p.key!r}: {served}")
         if served is not None:
             self.retired.append(served)  # dropped once its rows finish (_drop_retired)
         try:
-            p.install(version, folder)
+            p.install(version, weights, source)
         except Exception:
             log(f"[engine] installing version {version} of {p.key!r} failed; unloading it (the next request loads it again)")
             self.unload({"policy": p.key})

@@ -125,7 +125,7 @@ def test_a_sync_that_fails_midway_leaves_no_half_installed_weights(tiny_model, t
     train_one_version(trainer, tmp_path)
     real = rollout_module.RolloutPolicy._install_adapter
 
-    def half_then_fail(self, folder):
+    def half_then_fail(self, weights, source):
         params = self.adapter_parameters()
         with torch.no_grad():
             for p in params[: len(params) // 2]:
