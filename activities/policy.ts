@@ -134,6 +134,7 @@ export function createPolicyActivities(deps: EngineDeps) {
       if (roleOf(deps, input.policy.spec) !== 'trainer') {
         throw ApplicationFailure.nonRetryable(`policy ${input.policy.spec.name}: publishPolicy reached ${deps.taskQueue}, one of its rollout engines`, 'PlacementMismatch');
       }
+      await ensurePolicy(deps, input.policy); // a restarted engine loads the newest checkpoint first
       return deps.engine.request<PublishResult>('publish', { policy: engineKey(input.policy), version: input.version, broadcast: broadcastField(input.policy, input.round, 0) });
     },
 
