@@ -1,6 +1,7 @@
 """Weights by broadcast (broadcast.py): a trainer engine's `publish` and its rollout engines' `sync` with
 `broadcast` install the trainer's version on every rollout engine in one round, the same weights a sync
-from the checkpoint installs; a round where no one needs them sends nothing; a trainer at another
+from the checkpoint installs; a round where no one needs them sends nothing; a rollout engine already
+past the version keeps its own (and is not compared); a trainer at another
 version, or a rollout engine whose weights differ in shape, fails the round on every rank before any
 weight moves; a rollout engine that never comes fails the others after the join timeout; and a round
 that fails after a rollout engine's install began leaves no unchecked weights serving."""
@@ -102,6 +103,31 @@ def test_a_round_installs_the_trainers_version_on_every_rollout_engine(kind, eng
     published, synced = round_of(trainer, rollouts, 1, group_of(free_port(), "t/p/v1/b", world=3), kind, tiny_model, tmp_path)
     assert published["ok"] and published["result"]["sent"] is False, published
     assert all(s["ok"] and s["result"]["installed"] is False and s["result"]["version"] == 1 for s in synced), synced
+
+
+def test_a_rollout_engine_past_the_version_takes_part_and_keeps_its_own(engines, tiny_model, tmp_path):
+    """One rollout engine loaded a newer checkpoint (another folder's version 2, standing in for one that
+    restarted later): the round installs version 1 on the other, and leaves this one at 2, unchecked."""
+    trainer, behind, ahead = engines
+    behind.ok("load", policy="p", **load_spec("lora", tiny_model, tmp_path / "run", "rollout"))
+    ref = version_one("lora", tiny_model, tmp_path / "run")
+    newer = version_one("lora", tiny_model, tmp_path / "newer")
+    s = newer.gen("p", TOOL_PROMPT, seed=1, max_new_tokens=10, version=1)[0]
+    assert newer.update("p", 1, [as_train(s, 1.0, "a")], tmp_path / "newer", ppo_mini_batch_size=1)["ok"]
+    assert ahead.ok("load", policy="p", **load_spec("lora", tiny_model, tmp_path / "newer", "rollout"))["version"] == 2
+    trainer.ok("load", policy="p", **load_spec("lora", tiny_model, tmp_path / "run", "trainer"))
+    group = group_of(free_port(), "t/p/v1/a", world=3)
+    ids = [send(behind, "sync", policy="p", version=1, broadcast=group(1), **load_spec("lora", tiny_model, tmp_path / "run", "rollout")),
+           send(ahead, "sync", policy="p", version=1, broadcast=group(2), **load_spec("lora", tiny_model, tmp_path / "newer", "rollout"))]
+    published = trainer.call("publish", policy="p", version=1, broadcast=group(0))
+    assert published["ok"] and published["result"]["sent"] is True, published
+    got_behind, got_ahead = (answer(r, rid) for r, rid in zip([behind, ahead], ids))
+    assert got_behind["result"]["installed"] is True and got_behind["result"]["version"] == 1, got_behind
+    assert got_ahead["result"]["installed"] is False and got_ahead["result"]["version"] == 2, got_ahead
+    assert greedy(behind, 1)["response_ids"] == ref.gen("p", TOOL_PROMPT, version=1, **GREEDY)[0]["response_ids"]
+    v2 = newer.gen("p", TOOL_PROMPT, version=2, **GREEDY)[0]
+    assert greedy(ahead, 2)["logprobs"] == v2["logprobs"] != greedy(behind, 1)["logprobs"], "version 2's weights differ from 1's, and stayed"
+
 
 
 def test_a_trainer_at_another_version_fails_the_round_everywhere_and_changes_nothing(engines, tiny_model, tmp_path):
