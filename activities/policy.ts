@@ -88,6 +88,10 @@ export interface PublishResult {
   sent: boolean;
   bytes: number;
   seconds: number;
+  /** The round's phases: joining and agreeing, the broadcast, the checksums. */
+  join_s: number;
+  send_s: number;
+  check_s: number;
 }
 
 /** One round of a broadcast of weights (workflows/updates.ts): its size and group, and a rollout engine's rank in it. */

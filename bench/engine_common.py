@@ -161,6 +161,21 @@ def update(eng, policy: str, from_version: int, samples: list[dict], checkpoint_
                 checkpoint_root=checkpoint_root, **{**UPDATE, **kw})
 
 
+def random_samples(vocab: int, count: int, length: int, seed: int) -> list[dict]:
+    """`count` samples of `length` tokens each (a quarter prompt, the rest response), each with its own
+    prompt, random token ids and advantages of alternating sign."""
+    import torch
+
+    g = torch.Generator().manual_seed(seed)
+    P = length // 4
+    out = []
+    for i in range(count):
+        ids = torch.randint(3, vocab, (length,), generator=g).tolist()
+        out.append({"sample_id": f"s{i}", "prompt_ids": ids[:P], "response_ids": ids[P:], "logprobs": [0.0] * (length - P),
+                    "advantage": 1.0 if i % 2 else -1.0})
+    return out
+
+
 def generating_engine(args):
     """The generation benches' set-up: an in-process engine with the bench model loaded as the full
     policy "gen" (no stop token), and --prompts Plan-Path prompts as generate requests of --n rows and

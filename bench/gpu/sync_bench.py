@@ -20,7 +20,6 @@ import time
 
 import engine_common as ec
 import shapes
-from update_bench import random_samples
 
 
 def sync(ctx) -> dict:
@@ -45,7 +44,7 @@ def _installs(ctx, kind: str, shape: str) -> list[dict]:
         trainer = eng.policies["st"]
         for version, cached in ((1, False), (2, True)):
             t0 = time.perf_counter()
-            r = ec.update(eng, "st", version - 1, random_samples(trainer.backbone.vocab_size, 2, 64, seed=version), root)
+            r = ec.update(eng, "st", version - 1, ec.random_samples(trainer.backbone.vocab_size, 2, 64, seed=version), root)
             write_s = time.perf_counter() - t0 - r["update_s"]
             files = glob.glob(os.path.join(root, f"v{version:06d}", "adapter" if kind == "lora" else "model",
                                            "*.safetensors"))

@@ -18,21 +18,6 @@ import engine_common as ec
 import shapes
 
 
-def random_samples(vocab: int, count: int, length: int, seed: int) -> list[dict]:
-    """`count` samples of `length` tokens each (a quarter prompt, the rest response), each with its own
-    prompt, random token ids and advantages of alternating sign."""
-    import torch
-
-    g = torch.Generator().manual_seed(seed)
-    P = length // 4
-    out = []
-    for i in range(count):
-        ids = torch.randint(3, vocab, (length,), generator=g).tolist()
-        out.append({"sample_id": f"s{i}", "prompt_ids": ids[:P], "response_ids": ids[P:], "logprobs": [0.0] * (length - P),
-                    "advantage": 1.0 if i % 2 else -1.0})
-    return out
-
-
 def update(ctx) -> dict:
     from tandem_engine import checkpoint
 
@@ -65,7 +50,7 @@ def _policy_steps(ctx, kind: str, shape: str, micro: int, fig: dict) -> None:
             if ctx.left() < ctx.min_step_s:
                 fig["skipped"].append(f"{kind} {shape} at {length} tokens: no time left in the stage's budget")
                 continue
-            samples = random_samples(p.backbone.vocab_size, ctx.update_samples, length, seed=length)
+            samples = ec.random_samples(p.backbone.vocab_size, ctx.update_samples, length, seed=length)
             ec.update(eng, "u", p.version, samples, p.checkpoint_root, micro_batch_tokens=micro)  # warm-up step
             ctx.reset_peak()
             r = ec.update(eng, "u", p.version, samples, p.checkpoint_root, micro_batch_tokens=micro)
@@ -90,7 +75,7 @@ def _one_rank_group(ctx) -> dict:
     _load(ctx, "g", "lora", ctx.group_shape)
     try:
         p = ctx.engine.policies["g"]
-        r = ec.update(ctx.engine, "g", 0, random_samples(p.backbone.vocab_size, 2, 64, seed=1), p.checkpoint_root,
+        r = ec.update(ctx.engine, "g", 0, ec.random_samples(p.backbone.vocab_size, 2, 64, seed=1), p.checkpoint_root,
                        distributed={"rank": 0, "world_size": 1, "store": f"127.0.0.1:{port}", "group": "gpucheck",
                                     "timeout_s": 120, "join_timeout_s": 120, "shard_optimizer": False})
     finally:

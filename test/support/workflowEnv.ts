@@ -103,7 +103,7 @@ export function defaultMocks(): Activities {
       return { policy: `${input.policy.runId}/${input.policy.spec.name}`, version: input.version, installed: true, copy: null, seconds: 0.5 };
     },
     async publishPolicy(input) {
-      return { policy: `${input.policy.runId}/${input.policy.spec.name}`, version: input.version, engines: input.round.world - 1, sent: true, bytes: 1024, seconds: 0.25 };
+      return { policy: `${input.policy.runId}/${input.policy.spec.name}`, version: input.version, engines: input.round.world - 1, sent: true, bytes: 1024, seconds: 0.25, join_s: 0.1, send_s: 0.1, check_s: 0.05 };
     },
     async releasePolicy() {},
   };

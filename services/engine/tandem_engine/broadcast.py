@@ -34,9 +34,9 @@ import torch
 import torch.distributed as dist
 
 from .errors import EngineError
-from .replicas import StepGroup
+from .replicas import StepGroup, buckets
 
-ROW = 4  # manifest crc, version held, version asked, needs it (0/1)
+SMALL = 1 << 20  # elements: smaller tensors are broadcast in buckets
 
 
 def tensors_of(policy) -> dict[str, torch.Tensor]:
@@ -78,9 +78,26 @@ def _agree(group: StepGroup, tensors: dict, held: int, asked: int, needs: bool) 
 
 
 def _broadcast_all(group: StepGroup, tensors: dict[str, torch.Tensor]) -> None:
-    """Step 2: rank 0's tensors into every other rank's (each a collective of its own)."""
+    """Step 2: rank 0's tensors into every other rank's: each large one (SMALL elements or more) in a
+    collective of its own, the small ones (a LoRA adapter's hundreds, a model's norms) in flat buckets of
+    one dtype (replicas.buckets), since a collective's own cost outweighs theirs."""
+    small: dict[torch.dtype, list[torch.Tensor]] = {}
     for t in tensors.values():
-        group.collective("weights broadcast", lambda t=t: dist.broadcast(t, src=0))
+        if t.numel() >= SMALL:
+            group.collective("weights broadcast", lambda t=t: dist.broadcast(t, src=0))
+        else:
+            small.setdefault(t.dtype, []).append(t)
+    sender = group.rank == 0
+    for same in small.values():
+        for bucket in buckets(same):
+            flat = torch.cat([t.reshape(-1) for t in bucket]) if sender else \
+                torch.empty(sum(t.numel() for t in bucket), dtype=bucket[0].dtype, device=bucket[0].device)
+            group.collective("weights broadcast", lambda: dist.broadcast(flat, src=0))
+            if not sender:
+                offset = 0
+                for t in bucket:
+                    t.copy_(flat[offset: offset + t.numel()].view_as(t))
+                    offset += t.numel()
 
 
 def _at_version(table: torch.Tensor) -> list[int]:
@@ -99,13 +116,16 @@ def publish(policy, version: int, spec: dict) -> dict:
     with group:
         tensors = tensors_of(policy)
         table = _agree(group, tensors, policy.version, version, needs=False)
+        t_agreed = time.perf_counter()
         sent = bool(table[1:, 3].any())
         if sent:
             _broadcast_all(group, tensors)
+        t_sent = time.perf_counter()
         group.check_identical(list(tensors.values()), _at_version(table))
+    t_end = time.perf_counter()
     return {"policy": policy.key, "version": version, "engines": group.world - 1, "sent": sent,
             "bytes": sum(t.numel() * t.element_size() for t in tensors.values()) if sent else 0,
-            "seconds": time.perf_counter() - t0}
+            "seconds": t_end - t0, "join_s": t_agreed - t0, "send_s": t_sent - t_agreed, "check_s": t_end - t_sent}
 
 
 def receive(policy, version: int, spec: dict, install) -> tuple[bool, str | None]:
