@@ -59,11 +59,30 @@ UPDATE = dict(clip_low=0.2, clip_high=0.2, dual_clip_c=None, loss_agg="token-mea
               keep_last=None, keep_every=None, behaviour_weight_cap=None, overlap=False)
 
 
+TEMP_TAG = "tandem-bench-"  # the benches' temp folders: <tmp>/tandem-bench-<pid>-<prefix>XXXXXXXX
+
+
 def tempdir(prefix: str) -> str:
-    """A fresh temp folder, removed when this process exits."""
-    path = tempfile.mkdtemp(prefix=prefix)
+    """A fresh temp folder, removed when this process exits; first, the folders of bench processes that
+    died without removing theirs (killed: a full model's checkpoints are gigabytes each)."""
+    tmp = tempfile.gettempdir()
+    for name in os.listdir(tmp):
+        m = re.match(rf"{TEMP_TAG}(\d+)-", name)
+        if m and not _alive(int(m.group(1))):
+            shutil.rmtree(os.path.join(tmp, name), ignore_errors=True)
+    path = tempfile.mkdtemp(prefix=f"{TEMP_TAG}{os.getpid()}-{prefix}")
     atexit.register(shutil.rmtree, path, ignore_errors=True)
     return path
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def build_model(size: str = "small", seed: int = 0) -> tuple[str, int]:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import tempfile
 import time
 
 import engine_common as ec
@@ -32,7 +31,7 @@ def child(dtype: str, path: str, args) -> dict:
     import torch
 
     eng = ec.engine()
-    root = tempfile.mkdtemp(prefix="bench-dtype-ckpt-")
+    root = ec.tempdir("bench-dtype-ckpt-")
     loaded = ec.load(eng, "p", "full", path, root, dtype=dtype)
     ec.no_stop_tokens(eng)
     msgs = ec.prompts(args.prompts)

@@ -19,9 +19,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import statistics
-import tempfile
 
 import engine_common as ec
 
@@ -42,22 +40,19 @@ def child(setting: str, path: str, args) -> dict:
     if kind == "none":  # the baseline imports what loading a policy imports
         from peft import PeftModel  # noqa: F401
         from transformers import LlamaForCausalLM, PreTrainedTokenizerFast  # noqa: F401
-    root = tempfile.mkdtemp(prefix="bench-mem-ckpt-")
-    try:
-        for i in range(count):
-            ec.load(eng, f"agent{i}", kind, path, os.path.join(root, str(i)), base="b")
-        g = torch.Generator().manual_seed(0)
-        for key, p in eng.policies.items():
-            prompt_ids = [p.backbone.render(m) for m in ec.prompts(args.prompts) for _ in range(args.n)]
-            samples = [{"sample_id": str(j), "prompt_ids": ids,
-                        "response_ids": torch.randint(3, p.backbone.vocab_size, (args.response,), generator=g).tolist(),
-                        "logprobs": [0.0] * args.response, "advantage": 1.0 if j % 2 else -1.0}
-                       for j, ids in enumerate(prompt_ids)]
-            ec.update(eng, key, 0, samples, p.checkpoint_root)  # micro_batch_tokens 8192 (ec.UPDATE)
-        trainable = sum(sum(x.numel() for x in p.trainable_parameters()) for p in eng.policies.values())
-        return {"hwm": ec.status_mb("VmHWM"), "rss": ec.status_mb("VmRSS"), "trainable": trainable}
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
+    root = ec.tempdir("bench-mem-ckpt-")
+    for i in range(count):
+        ec.load(eng, f"agent{i}", kind, path, os.path.join(root, str(i)), base="b")
+    g = torch.Generator().manual_seed(0)
+    for key, p in eng.policies.items():
+        prompt_ids = [p.backbone.render(m) for m in ec.prompts(args.prompts) for _ in range(args.n)]
+        samples = [{"sample_id": str(j), "prompt_ids": ids,
+                    "response_ids": torch.randint(3, p.backbone.vocab_size, (args.response,), generator=g).tolist(),
+                    "logprobs": [0.0] * args.response, "advantage": 1.0 if j % 2 else -1.0}
+                   for j, ids in enumerate(prompt_ids)]
+        ec.update(eng, key, 0, samples, p.checkpoint_root)  # micro_batch_tokens 8192 (ec.UPDATE)
+    trainable = sum(sum(x.numel() for x in p.trainable_parameters()) for p in eng.policies.values())
+    return {"hwm": ec.status_mb("VmHWM"), "rss": ec.status_mb("VmRSS"), "trainable": trainable}
 
 
 def main() -> None:
