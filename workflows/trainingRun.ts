@@ -267,7 +267,7 @@ export async function trainingRun(input: TrainingRunInput, carried?: RunState): 
     for (const p of policies) {
       state.versions[p.name] = await policyWorker(p.taskQueue).policyVersion(ref(p));
       // Its rollout engines load it too (a bad placement fails here), at the trainer's version.
-      await syncRollouts(p, ref(p), state.versions[p.name], proxies);
+      await syncRollouts(p, ref(p), state.versions[p.name], proxies, true);
     }
     // Before any episode publishes: the first update reads from here.
     if (policies.length > 0 && patched('update-groups-start-with-the-run')) await cpu.startUpdateGroups(groupsOf);

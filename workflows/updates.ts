@@ -46,13 +46,15 @@ export async function updatePolicyOf(p: PolicySpec, input: Omit<UpdateInput, 're
  * Installs `version` on every rollout engine of the policy (none when colocated), and waits for all:
  * by broadcast from the trainer's engine (placement.<base>.rollout.weights), else, or when the round
  * fails, each from the checkpoint on its own queue. A sync is idempotent by version, so its retries
- * (an engine that died mid-sync, or restarted and loaded a newer checkpoint) do no harm.
+ * (an engine that died mid-sync, or restarted and loaded a newer checkpoint) do no harm. `load`: the
+ * engines load the policy now (the run's start), by file: a load (a large model from disk) can take
+ * longer than a round's join timeout would wait for it.
  */
-export async function syncRollouts(p: PolicySpec, policy: PolicyRef, version: number, proxies: ReturnType<typeof proxiesOf>): Promise<RolloutSync | null> {
+export async function syncRollouts(p: PolicySpec, policy: PolicyRef, version: number, proxies: ReturnType<typeof proxiesOf>, load = false): Promise<RolloutSync | null> {
   const queues = rolloutQueues(p);
   if (queues.length === 0) return null;
   let fallback: string | undefined;
-  if (p.rollout?.broadcast) {
+  if (p.rollout?.broadcast && !load) {
     try {
       return { engines: queues.length, seconds: await broadcastRound(p, policy, version, queues, proxies), by: 'broadcast' };
     } catch (err) {
