@@ -108,7 +108,8 @@ def _at_version(table: torch.Tensor) -> list[int]:
 
 def publish(policy, version: int, spec: dict) -> dict:
     """Rank 0: sends `policy`'s weights of version `version` (the version it holds) to the rollout engines.
-    -> {policy, version, engines: rollout engines in the group, sent: whether any needed them, bytes, seconds}."""
+    -> {policy, version, engines: rollout engines in the group, sent: whether any needed them, bytes, seconds,
+    and the round's phases: join_s (joining and agreeing), send_s, check_s}."""
     t0 = time.perf_counter()
     group = StepGroup({**spec, "shard_optimizer": False}, policy.backbone.device, at="broadcast")
     if group.rank != 0:
